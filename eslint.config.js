@@ -1,0 +1,21 @@
+import js from "@eslint/js";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["**/node_modules/**", "**/generated/**", "**/dist/**", "var/**", "coverage/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node, ...globals.jest } },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      "no-restricted-imports": ["error", { patterns: [{ group: ["@gen/gateway", "**/apps/gateway/**"], message: "Shared code lives in packages/." }] }],
+    },
+  },
+  {
+    files: ["apps/gateway/**"],
+    rules: { "no-restricted-imports": "off" },
+  },
+);

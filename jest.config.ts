@@ -1,0 +1,19 @@
+/** @jest-config-loader esbuild-register */
+import type { Config } from "jest";
+
+// ESM throughout (got is ESM-only): swc strips types and keeps `import`, Node runs the modules.
+const config: Config = {
+  testEnvironment: "node",
+  extensionsToTreatAsEsm: [".ts"],
+  transform: {
+    "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" }, module: { type: "es6" } }],
+  },
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  testMatch: ["<rootDir>/apps/*/test/**/*.test.ts", "<rootDir>/packages/*/test/**/*.test.ts"],
+  globalSetup: "<rootDir>/test/global-setup.ts",
+  globalTeardown: "<rootDir>/test/global-teardown.ts",
+  testTimeout: 30000,
+  maxWorkers: 2,
+};
+
+export default config;

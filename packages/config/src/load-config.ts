@@ -1,0 +1,69 @@
+import path from "node:path";
+import type { Config } from "./config.ts";
+import { ConfigError } from "./config-error.ts";
+
+type Env = Record<string, string | undefined>;
+
+export const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gen";
+
+/** Parses the environment (docs/configuration.md lists every variable). Throws ConfigError. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, "PORT", 8080, 0, 65535);
+  const baseUrl = url(env, "BASE_URL", `http://localhost:${port}`);
+  return {
+    databaseUrl: str(env, "DATABASE_URL", DEFAULT_DATABASE_URL),
+    redisUrl: str(env, "REDIS_URL", "redis://127.0.0.1:6379"),
+    queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
+    port,
+    baseUrl,
+    cdnUrl: url(env, "CDN_URL", `${baseUrl}/cdn`),
+    webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1),
+    webhookRetryDelayMs: int(env, "WEBHOOK_RETRY_DELAY_MS", 40_000, 0),
+    webhookFinalAttemptMs: int(env, "WEBHOOK_FINAL_ATTEMPT_MS", 300_000, 0),
+    webhookAllowedCidrs: list(env, "WEBHOOK_ALLOWED_CIDRS"),
+    allowedOrigins: list(env, "ALLOWED_ORIGINS"),
+    pollRate: { perSec: num(env, "POLL_RATE_PER_SEC", 20), burst: int(env, "POLL_RATE_BURST", 40, 1) },
+    submitRate: { perSec: num(env, "SUBMIT_RATE_PER_SEC", 10), burst: int(env, "SUBMIT_RATE_BURST", 20, 1) },
+    modelCatalogPath: env.MODEL_CATALOG || undefined,
+    storageDir: path.resolve(str(env, "STORAGE_DIR", "var/storage")),
+    workerConcurrency: int(env, "WORKER_CONCURRENCY", 16, 1),
+    reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 15_000, 100),
+    logLevel: str(env, "LOG_LEVEL", "info"),
+  };
+}
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === "" ? fallback : value;
+}
+
+function num(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const value = str(env, name, fallback).replace(/\/+$/, "");
+  if (!URL.canParse(value)) throw new ConfigError(`${name} must be an absolute URL, got "${value}"`);
+  return value;
+}
+
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}

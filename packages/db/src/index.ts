@@ -1,0 +1,4 @@
+export { createDatabase, type Database, type DatabaseOptions } from "./create-database.ts";
+export { isDatabaseUnavailable } from "./database-unavailable.ts";
+export { Prisma } from "./generated/client.ts";
+export type { Task, User, ApiKey, WebhookDelivery, WebhookAttempt, LedgerEntry } from "./generated/client.ts";

@@ -1,0 +1,28 @@
+// Codes the worker writes to a failed task (contract.md "Workflow codes"). Never an HTTP status.
+export const WORKFLOW_CATALOG = {
+  80001: { message: "Upstream submission failed", refund: "full" },
+  80002: { message: "Polling timeout: the wall-clock cap was reached", refund: "full" },
+  80003: { message: "Upstream returned a terminal failure", refund: "full" },
+  80004: { message: "Upstream completed but returned no URLs", refund: "full" },
+  80005: { message: "Failed to persist generated files", refund: "full" },
+  80006: { message: "Content policy violation", refund: "model-policy" },
+  80007: { message: "Upstream rejected the input as invalid", refund: "full" },
+  80008: { message: "Task canceled", refund: "full" },
+  80009: { message: "Exact token billing evidence could not be verified; refunded", refund: "full" },
+} as const satisfies Record<number, { message: string; refund: "full" | "model-policy" }>;
+
+export type WorkflowCode = keyof typeof WORKFLOW_CATALOG;
+
+export function isWorkflowCode(value: unknown): value is WorkflowCode {
+  return typeof value === "number" && Object.hasOwn(WORKFLOW_CATALOG, value);
+}
+
+/** Thrown inside the worker to end a task as `failed` with a workflow code. */
+export class WorkflowError extends Error {
+  readonly code: WorkflowCode;
+  constructor(code: WorkflowCode, message?: string) {
+    super(message ?? WORKFLOW_CATALOG[code].message);
+    this.name = "WorkflowError";
+    this.code = code;
+  }
+}

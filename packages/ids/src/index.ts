@@ -1,0 +1,1 @@
+export { newTaskId, newRequestId, newDeliveryId, newUserId, newKeyId, newApiKey, TASK_ID_PATTERN } from "./ids.ts";

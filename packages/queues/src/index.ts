@@ -1,0 +1,4 @@
+export { QUEUE_NAMES, type QueueName } from "./queue-names.ts";
+export { generationJobId, webhookJobId, type GenerationJobData, type WebhookJobData } from "./job-types.ts";
+export { GENERATION_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
+export { createRedis } from "./create-redis.ts";

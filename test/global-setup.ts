@@ -1,0 +1,19 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+// One fresh database per test run, migrated with the real migrations; test files isolate from
+// each other with their own users and their own QUEUE_PREFIX.
+export default async function globalSetup(): Promise<void> {
+  const admin = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+  const name = `gen_test_${randomBytes(4).toString("hex")}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  process.env.DATABASE_URL = url.toString();
+  process.env.TEST_DATABASE_NAME = name;
+  execFileSync("pnpm", ["exec", "prisma", "migrate", "deploy"], { env: process.env, stdio: "pipe" });
+}
