@@ -10,6 +10,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** Upper bound for one query, so a stalled server cannot hang a request or a job. */
   queryTimeoutMs?: number;
+  /** Called with every SQL statement sent (tests use it to count round trips). */
+  onQuery?: (sql: string) => void;
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -20,5 +22,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     query_timeout: options.queryTimeoutMs ?? 5000,
     idleTimeoutMillis: 30_000,
   });
-  return new PrismaClient({ adapter });
+  if (!options.onQuery) return new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
+  const onQuery = options.onQuery;
+  client.$on("query", (event) => onQuery(event.query));
+  return client;
 }

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from "node:crypto";
+import { randomBytes } from "node:crypto";
 
 // Shapes fixed by decisions.md "Identifiers".
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
@@ -8,13 +8,5 @@ export const newRequestId = () => `req_${hex(12)}`;
 export const newDeliveryId = () => `whd_${hex(12)}`;
 export const newUserId = () => `usr_${hex(12)}`;
 export const newKeyId = () => `key_${hex(12)}`;
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-export function newApiKey(): string {
-  let body = "";
-  for (let i = 0; i < 40; i++) body += BASE62[randomInt(62)];
-  return `sk_${body}`;
-}
 
 export const TASK_ID_PATTERN = /^task_[0-9a-f]{32}$/;

@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { hashApiKey } from "@gen/ids";
+import { createDatabase } from "@gen/db";
+
+const run = promisify(execFile);
+const db = createDatabase(process.env.DATABASE_URL!);
+afterAll(() => db.$disconnect());
+
+/** Runs the operator command exactly as documented: `pnpm admin ...` from the repository root. */
+async function admin(...args: string[]) {
+  try {
+    const { stdout, stderr } = await run("pnpm", ["admin", ...args], { env: process.env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+test("create-key prints exactly one JSON line and grants the credits through the ledger", async () => {
+  const { code, stdout } = await admin("create-key", "--credits", "250");
+  expect(code).toBe(0);
+  expect(stdout.endsWith("\n")).toBe(true);
+  expect(stdout.trimEnd().split("\n")).toHaveLength(1);
+  const out = JSON.parse(stdout);
+  expect(Object.keys(out)).toEqual(["user_id", "api_key"]);
+  expect(out.api_key).toMatch(/^sk_[0-9A-Za-z]{40}$/);
+  const user = await db.user.findUniqueOrThrow({ where: { id: out.user_id } });
+  expect(user.credits).toBe(250);
+  const key = await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(out.api_key) } });
+  expect(key.userId).toBe(out.user_id);
+  // Only the hash is stored.
+  const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM api_keys WHERE key_hash = $1 OR id = $1`, out.api_key);
+  expect(rows).toHaveLength(0);
+}, 60_000);
+
+test("create-key --user adds a second key to an existing user; add-credits and revoke-key", async () => {
+  const first = JSON.parse((await admin("create-key", "--credits", "10")).stdout);
+  const second = JSON.parse((await admin("create-key", "--credits", "0", "--user", first.user_id)).stdout);
+  expect(second.user_id).toBe(first.user_id);
+  expect(second.api_key).not.toBe(first.api_key);
+
+  const added = await admin("add-credits", "--user", first.user_id, "--credits", "40");
+  expect(JSON.parse(added.stdout)).toEqual({ user_id: first.user_id, credits: 50 });
+  const sum = await db.ledgerEntry.aggregate({ where: { userId: first.user_id }, _sum: { delta: true } });
+  expect(sum._sum.delta).toBe(50);
+
+  const revoked = await admin("revoke-key", second.api_key);
+  expect(revoked.code).toBe(0);
+  const key = await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(second.api_key) } });
+  expect(key.revokedAt).not.toBeNull();
+}, 60_000);
+
+test("bad usage exits 2 with a message on stderr and nothing on stdout", async () => {
+  for (const args of [["create-key"], ["create-key", "--credits", "-5"], ["add-credits", "--credits", "5"], ["frobnicate"]]) {
+    const result = await admin(...args);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/admin:/);
+  }
+  const unknown = await admin("revoke-key", "sk_doesnotexist");
+  expect(unknown.code).toBe(2);
+}, 60_000);

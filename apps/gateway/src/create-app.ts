@@ -1,0 +1,31 @@
+import express from "express";
+import { ApiError } from "@gen/errors";
+import { errorHandler } from "./middleware/error-handler.ts";
+import { originGuard } from "./middleware/origin-guard.ts";
+import { requestId } from "./middleware/request-id.ts";
+import { requestLog } from "./middleware/request-log.ts";
+import { accountRoutes } from "./routes/account-routes.ts";
+import { consoleGuard } from "./routes/console-guard.ts";
+import { healthRoutes } from "./routes/health-routes.ts";
+import { submissionRoutes } from "./routes/submission-routes.ts";
+import { taskRoutes } from "./routes/task-routes.ts";
+import type { GatewayDeps } from "./services/gateway-deps.ts";
+
+export function createApp(deps: GatewayDeps): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  // Plain key=value parsing: `include=a&include=b` becomes an array, and nothing builds objects.
+  app.set("query parser", "simple");
+  app.use(requestId, requestLog(deps.logger));
+  app.use(healthRoutes(deps));
+  app.use("/cdn", express.static(deps.config.storageDir, { fallthrough: true, index: false, dotfiles: "deny" }));
+  app.use("/console", consoleGuard);
+  app.use("/api", originGuard(deps.config.allowedOrigins));
+  app.use(submissionRoutes(deps));
+  app.use(taskRoutes(deps));
+  app.use(accountRoutes(deps));
+  app.use((_req, _res, next) => next(new ApiError(40002)));
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,42 @@
+import type { AddressInfo } from "node:net";
+import { loadConfig } from "@gen/config";
+import { checkDatabase } from "@gen/db";
+import { createLogger } from "@gen/logger";
+import { checkRedis } from "@gen/queues";
+import { createApp } from "./create-app.ts";
+import { buildDeps, closeDeps } from "./services/build-deps.ts";
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger("gateway", config.logLevel);
+  const deps = buildDeps(config, logger);
+  await checkDatabase(deps.db, config.databaseUrl);
+  await checkRedis(deps.redis, config.redisUrl);
+
+  const server = createApp(deps).listen(config.port);
+  await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
+  const port = (server.address() as AddressInfo).port;
+  logger.info("gateway listening", { port, base_url: config.baseUrl });
+  process.send?.({ ready: "gateway", port });
+
+  // SIGTERM: stop accepting, let in-flight requests finish, then close the stores.
+  const shutdown = (signal: string) => {
+    logger.info("gateway shutting down", { signal });
+    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    server.close(async () => {
+      await closeDeps(deps);
+      clearTimeout(force);
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`gateway: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,24 @@
+import type { RequestHandler } from "express";
+import type { RateConfig } from "@gen/config";
+import { ApiError } from "@gen/errors";
+import { context } from "../http/request-context.ts";
+import type { RateLimiter } from "../services/rate-limiter.ts";
+
+/** Per-user limits shared by every gateway through Redis. Redis away means 70001, before any work. */
+export function rateLimit(limiter: RateLimiter, kind: "poll" | "submit", rate: RateConfig): RequestHandler {
+  return async (_req, res, next) => {
+    let decision;
+    try {
+      decision = await limiter.take(kind, context(res).userId!, rate);
+    } catch {
+      throw new ApiError(70001);
+    }
+    res.setHeader("RateLimit-Limit", String(decision.limit));
+    res.setHeader("RateLimit-Remaining", String(decision.remaining));
+    res.setHeader("RateLimit-Reset", String(decision.resetSeconds));
+    if (!decision.allowed) {
+      throw new ApiError(50001, `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, { "Retry-After": String(decision.retryAfterSeconds) });
+    }
+    next();
+  };
+}

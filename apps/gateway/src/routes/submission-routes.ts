@@ -1,0 +1,41 @@
+import { Router } from "express";
+import { ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
+import { ApiError } from "@gen/errors";
+import { renderTask } from "@gen/task-render";
+import { context } from "../http/request-context.ts";
+import { authenticate } from "../middleware/authenticate.ts";
+import { jsonBody } from "../middleware/json-body.ts";
+import { rateLimit } from "../middleware/rate-limit.ts";
+import type { GatewayDeps } from "../services/gateway-deps.ts";
+import { submitTask } from "../services/submit-task.ts";
+
+const MAX_IDEMPOTENCY_KEY = 255;
+
+/** The seven POST endpoints: 202 with the task as GET would show it, and Location. */
+export function submissionRoutes(deps: GatewayDeps): Router {
+  const router = Router();
+  const auth = authenticate(deps.db);
+  const limit = rateLimit(deps.rateLimiter, "submit", deps.config.submitRate);
+  for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [Endpoint, string][]) {
+    router.post(path, auth, limit, jsonBody, async (req, res) => {
+      const ctx = context(res);
+      const { task } = await submitTask(deps, {
+        userId: ctx.userId!,
+        requestId: ctx.requestId,
+        endpoint,
+        body: req.body as Record<string, unknown>,
+        idempotencyKey: idempotencyKey(req.headers["idempotency-key"]),
+      });
+      res.status(202).location(`/api/v1/tasks/${task.id}`).type("application/json").send(renderTask(task));
+    });
+  }
+  return router;
+}
+
+function idempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (Array.isArray(header) || header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e]+$/.test(header)) {
+    throw new ApiError(20003, `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY} visible ASCII characters`);
+  }
+  return header;
+}

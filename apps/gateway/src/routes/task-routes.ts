@@ -1,0 +1,52 @@
+import { Router, type Request } from "express";
+import { ApiError } from "@gen/errors";
+import { TASK_ID_PATTERN } from "@gen/ids";
+import { renderTask } from "@gen/task-render";
+import { context } from "../http/request-context.ts";
+import { authenticate } from "../middleware/authenticate.ts";
+import { rateLimit } from "../middleware/rate-limit.ts";
+import type { GatewayDeps } from "../services/gateway-deps.ts";
+
+const INCLUDES = new Set(["webhook", "billing"]);
+
+/** GET /api/v1/tasks/{id}: 200 whenever the caller owns the task, whatever its state. */
+export function taskRoutes(deps: GatewayDeps): Router {
+  const router = Router();
+  router.get(
+    "/api/v1/tasks/:id",
+    authenticate(deps.db),
+    rateLimit(deps.rateLimiter, "poll", deps.config.pollRate),
+    async (req, res) => {
+      const include = parseInclude(req);
+      const id = req.params.id as string;
+      // Malformed ids and other users' tasks look exactly like unknown ones.
+      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(40001);
+      const task = await deps.db.task.findFirst({ where: { id, userId: context(res).userId!, discardedAt: null } });
+      if (!task) throw new ApiError(40001);
+      const webhook = include.has("webhook")
+        ? task.webhookUrl === null
+          ? null
+          : await deps.db.webhookDelivery.findUnique({ where: { taskId: task.id } })
+        : undefined;
+      res.type("application/json").send(renderTask(task, { webhook, billing: include.has("billing") }));
+    },
+  );
+  return router;
+}
+
+/** `include=webhook,billing` and repeated `include=` both work; unknown values are 20003. */
+function parseInclude(req: Request): Set<string> {
+  const raw = req.query.include;
+  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const include = new Set<string>();
+  for (const value of values) {
+    if (typeof value !== "string") throw new ApiError(20003, "Invalid value for include");
+    for (const item of value.split(",")) {
+      const name = item.trim();
+      if (name === "") continue;
+      if (!INCLUDES.has(name)) throw new ApiError(20003, `Invalid value for include: ${JSON.stringify(name.slice(0, 40))} (allowed: webhook, billing)`);
+      include.add(name);
+    }
+  }
+  return include;
+}

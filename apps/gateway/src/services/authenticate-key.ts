@@ -1,0 +1,22 @@
+import { timingSafeEqual } from "node:crypto";
+import { ApiError } from "@gen/errors";
+import type { Database } from "@gen/db";
+import { API_KEY_PATTERN, hashApiKey } from "@gen/ids";
+
+/**
+ * Resolves a Bearer key to its user. Keys are looked up by their SHA-256 (the secret itself is
+ * never compared, so lookup time does not depend on how much of it is right) and revocation is
+ * read on every request, so it takes effect at once.
+ */
+export async function authenticateKey(db: Database, header: string | undefined): Promise<{ userId: string }> {
+  if (header === undefined || header === "") throw new ApiError(10001);
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match) throw new ApiError(10002);
+  const key = match[1]!;
+  if (!API_KEY_PATTERN.test(key)) throw new ApiError(10003);
+  const keyHash = hashApiKey(key);
+  const row = await db.apiKey.findUnique({ where: { keyHash }, select: { keyHash: true, userId: true, revokedAt: true } });
+  if (!row || !timingSafeEqual(Buffer.from(row.keyHash), Buffer.from(keyHash))) throw new ApiError(10003);
+  if (row.revokedAt) throw new ApiError(10004);
+  return { userId: row.userId };
+}

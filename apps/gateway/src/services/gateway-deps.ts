@@ -1,0 +1,19 @@
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Catalog } from "@gen/catalog";
+import type { Config } from "@gen/config";
+import type { Database } from "@gen/db";
+import type { Logger } from "@gen/logger";
+import type { GenerationJobData } from "@gen/queues";
+import type { RateLimiter } from "./rate-limiter.ts";
+
+/** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
+export interface GatewayDeps {
+  config: Config;
+  db: Database;
+  redis: Redis;
+  generationQueue: Queue<GenerationJobData>;
+  catalog: Catalog;
+  logger: Logger;
+  rateLimiter: RateLimiter;
+}

@@ -1,0 +1,53 @@
+import type { Redis } from "ioredis";
+import type { RateConfig } from "@gen/config";
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again (RateLimit-Reset). */
+  resetSeconds: number;
+  /** Whole seconds to wait before a retry, at least 1; 0 when allowed. */
+  retryAfterSeconds: number;
+}
+
+// GCRA (a token bucket without a refill job): one key per user and class holding the "theoretical
+// arrival time". One EVALSHA per request, clocked by Redis TIME so every gateway instance agrees.
+const GCRA = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local next_tat = tat + interval
+local allow_at = next_tat - burst * interval
+if allow_at > now then
+  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+end
+redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now))
+return {1, math.floor((now - allow_at) / interval), 0, math.ceil(next_tat - now)}
+`;
+
+type GcraRedis = Redis & { gcra(key: string, intervalMs: number, burst: number): Promise<[number, number, number, number]> };
+
+export class RateLimiter {
+  private readonly redis: GcraRedis;
+
+  constructor(redis: Redis, private readonly prefix: string) {
+    if (!("gcra" in redis)) redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
+    this.redis = redis as GcraRedis;
+  }
+
+  async take(kind: "poll" | "submit", userId: string, rate: RateConfig): Promise<RateDecision> {
+    const intervalMs = 1000 / rate.perSec;
+    const [allowed, remaining, retryMs, resetMs] = await this.redis.gcra(`${this.prefix}:rl:${kind}:${userId}`, intervalMs, rate.burst);
+    return {
+      allowed: allowed === 1,
+      limit: rate.burst,
+      remaining,
+      resetSeconds: Math.ceil(resetMs / 1000),
+      retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
+    };
+  }
+}

@@ -1,0 +1,167 @@
+import { createHash } from "node:crypto";
+import type { Endpoint } from "@gen/catalog";
+import { Prisma, isDatabaseUnavailable, type Database, type Task } from "@gen/db";
+import { ApiError } from "@gen/errors";
+import { newTaskId } from "@gen/ids";
+import { GENERATION_JOB_OPTIONS, generationJobId } from "@gen/queues";
+import type { GatewayDeps } from "./gateway-deps.ts";
+import { validateSubmission } from "./validate-submission.ts";
+
+export interface SubmitInput {
+  userId: string;
+  requestId: string;
+  endpoint: Endpoint;
+  body: Record<string, unknown>;
+  idempotencyKey: string | undefined;
+}
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+// BullMQ waits for a connection forever; a request must not. A job that lands after the time-out
+// finds its task discarded and ends without running.
+const ENQUEUE_TIMEOUT_MS = 2000;
+
+/**
+ * Validates, prices, then in ONE transaction reserves credits, inserts the task, its ledger row,
+ * its webhook state and its idempotency key; then ONE Redis call enqueues the job (id = task id).
+ * If that enqueue fails, the reservation is refunded and the task hidden (60002); a gateway that
+ * dies in between leaves a committed task that the worker's reconciler enqueues later.
+ */
+export async function submitTask(deps: GatewayDeps, input: SubmitInput): Promise<{ task: Task; replayed: boolean }> {
+  const submission = validateSubmission(deps.catalog, input.endpoint, input.body);
+  const requestHash = hashRequest(input.endpoint, input.body);
+
+  let result: { task: Task; replayed: boolean };
+  try {
+    result = await persist(deps.db, input, submission, requestHash);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    // Two requests racing on one Idempotency-Key: the loser reads the winner's task.
+    if (input.idempotencyKey && isUniqueViolation(error)) {
+      const replay = await findReplay(deps.db, input.userId, input.idempotencyKey, requestHash);
+      if (replay) return { task: replay, replayed: true };
+    }
+    if (isDatabaseUnavailable(error)) throw new ApiError(70002);
+    deps.logger.error("task insert failed", { request_id: input.requestId, err: error });
+    throw new ApiError(60001);
+  }
+  if (result.replayed) return result;
+
+  try {
+    await withTimeout(
+      deps.generationQueue.add("generate", { taskId: result.task.id }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(result.task.id) }),
+      ENQUEUE_TIMEOUT_MS,
+    );
+  } catch (error) {
+    deps.logger.error("enqueue failed; compensating", { request_id: input.requestId, task_id: result.task.id, err: error });
+    await compensate(deps, result.task, input.requestId);
+    throw new ApiError(60002);
+  }
+  return result;
+}
+
+type Submission = ReturnType<typeof validateSubmission>;
+
+async function persist(db: Database, input: SubmitInput, submission: Submission, requestHash: string) {
+  return db.$transaction(async (tx) => {
+    if (input.idempotencyKey) {
+      const existing = await tx.idempotencyKey.findUnique({ where: { userId_key: { userId: input.userId, key: input.idempotencyKey } } });
+      if (existing && existing.createdAt.getTime() > Date.now() - IDEMPOTENCY_WINDOW_MS) {
+        if (existing.requestHash !== requestHash) {
+          throw new ApiError(20003, "Idempotency-Key was already used with a different request body");
+        }
+        const task = await tx.task.findUnique({ where: { id: existing.taskId } });
+        if (task && !task.discardedAt) return { task, replayed: true };
+      }
+      if (existing) await tx.idempotencyKey.delete({ where: { userId_key: { userId: input.userId, key: input.idempotencyKey } } });
+    }
+
+    const price = submission.price.reserve;
+    const debited = await tx.user.updateMany({ where: { id: input.userId, credits: { gte: price } }, data: { credits: { decrement: price } } });
+    if (debited.count === 0) {
+      const user = await tx.user.findUnique({ where: { id: input.userId }, select: { credits: true } });
+      throw new ApiError(30001, `Insufficient credits: this request needs ${price}, the balance is ${user?.credits ?? 0}`);
+    }
+
+    const taskId = newTaskId();
+    const task = await tx.task.create({
+      data: {
+        id: taskId,
+        userId: input.userId,
+        endpoint: input.endpoint,
+        model: submission.model.id,
+        status: "queued",
+        input: submission.params as Prisma.InputJsonObject,
+        webhookUrl: submission.webhookUrl,
+        requestId: input.requestId,
+        billingMethod: submission.price.method,
+        reservedCredits: price,
+      },
+    });
+    await tx.ledgerEntry.create({ data: { userId: input.userId, taskId, kind: "reserve", amount: price, delta: -price } });
+    if (submission.webhookUrl) {
+      await tx.webhookDelivery.create({ data: { taskId, url: submission.webhookUrl, status: "pending" } });
+    }
+    if (input.idempotencyKey) {
+      await tx.idempotencyKey.create({ data: { userId: input.userId, key: input.idempotencyKey, requestHash, taskId } });
+    }
+    return { task, replayed: false };
+  });
+}
+
+async function findReplay(db: Database, userId: string, key: string, requestHash: string): Promise<Task | null> {
+  const existing = await db.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
+  if (!existing) return null;
+  if (existing.requestHash !== requestHash) throw new ApiError(20003, "Idempotency-Key was already used with a different request body");
+  return db.task.findFirst({ where: { id: existing.taskId, discardedAt: null } });
+}
+
+/** Undo a committed submission whose job could not be enqueued: full refund, task hidden, key freed. */
+async function compensate(deps: GatewayDeps, task: Task, requestId: string): Promise<void> {
+  try {
+    await deps.db.$transaction(async (tx) => {
+      const hidden = await tx.task.updateMany({
+        where: { id: task.id, status: "queued", discardedAt: null },
+        data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: task.reservedCredits },
+      });
+      if (hidden.count === 0) return; // already picked up: it runs and settles normally
+      await tx.user.update({ where: { id: task.userId }, data: { credits: { increment: task.reservedCredits } } });
+      await tx.ledgerEntry.create({ data: { userId: task.userId, taskId: task.id, kind: "refund", amount: task.reservedCredits, delta: task.reservedCredits } });
+      await tx.ledgerEntry.create({ data: { userId: task.userId, taskId: task.id, kind: "charge", amount: 0, delta: 0 } });
+      await tx.idempotencyKey.deleteMany({ where: { userId: task.userId, taskId: task.id } });
+    });
+  } catch (error) {
+    // Both stores failing at once: the task stays committed and the reconciler will run it.
+    deps.logger.error("compensation failed; the reconciler will enqueue the task", { request_id: requestId, task_id: task.id, err: error });
+    throw new ApiError(60099);
+  }
+}
+
+function hashRequest(endpoint: Endpoint, body: Record<string, unknown>): string {
+  return createHash("sha256").update(endpoint).update("\0").update(stableStringify(body)).digest("hex");
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}
+

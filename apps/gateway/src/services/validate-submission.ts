@@ -1,0 +1,24 @@
+import type { Catalog, Endpoint, ModelEntry } from "@gen/catalog";
+import { ApiError } from "@gen/errors";
+import { validateWebhookUrl } from "@gen/webhook-url";
+
+export interface ValidSubmission {
+  model: ModelEntry;
+  params: Record<string, unknown>;
+  webhookUrl: string | null;
+  price: { reserve: number; method: "flat" | "tokens" };
+}
+
+/** decisions.md order: 20002, 20004, values (20003/20005/20006/20007), webhook_url (20003), 30002. */
+export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: Record<string, unknown>): ValidSubmission {
+  const { webhook_url: webhookUrl, ...rest } = body;
+  const { model, params } = catalog.validate(endpoint, rest);
+  let url: string | null = null;
+  if (webhookUrl !== undefined) {
+    const checked = validateWebhookUrl(webhookUrl);
+    if (!checked.ok) throw new ApiError(20003, checked.reason);
+    url = checked.url;
+  }
+  const price = catalog.price(model, params);
+  return { model, params, webhookUrl: url, price };
+}

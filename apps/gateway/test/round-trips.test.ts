@@ -1,0 +1,49 @@
+import request from "supertest";
+import { createDatabase } from "@gen/db";
+import { createRedis } from "@gen/queues";
+import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
+
+// The submit path's cost, counted on the wire: SQL statements seen by Prisma and Redis commands
+// seen by MONITOR for this test's key prefix.
+let gw: TestGateway;
+const statements: string[] = [];
+
+beforeAll(() => {
+  gw = createTestGateway({}, () => ({ db: createDatabase(process.env.DATABASE_URL!, { onQuery: (sql) => statements.push(sql) }) }));
+});
+afterAll(() => gw.close());
+
+test("one auth read, one transaction, one rate-limit call and one enqueue call", async () => {
+  const user = await createUser(gw.deps.db, 1000);
+  const body = { model: "sim-image-1", prompt: "count me", webhook_url: "https://example.com/h" };
+  // Warm up: BullMQ loads its scripts and reads the server version on first use.
+  await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send(body);
+
+  const monitor = await createRedis("redis://127.0.0.1:6379", "blocking").monitor();
+  const commands: string[][] = [];
+  const prefix = gw.deps.config.queuePrefix;
+  // Commands run inside a script show up with source "lua"; only client round trips count.
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    if (source === "lua") return;
+    if (args.some((arg) => typeof arg === "string" && arg.startsWith(`${prefix}:`))) commands.push(args);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  statements.length = 0;
+
+  const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send(body);
+  expect(res.status).toBe(202);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  monitor.disconnect();
+
+  // Prisma reports the statements of an interactive transaction and its COMMIT (not its BEGIN):
+  // the API-key lookup first, then the transaction's statements, one COMMIT last, nothing after.
+  const sql = statements.map((s) => s.trim().split(/\s+/)[0]!.toUpperCase());
+  expect(statements[0]).toContain('FROM "public"."api_keys"');
+  expect(sql.filter((s) => s === "COMMIT")).toHaveLength(1);
+  expect(sql[sql.length - 1]).toBe("COMMIT");
+  expect(sql.slice(1, -1).every((s) => s === "UPDATE" || s === "INSERT" || s === "SELECT")).toBe(true);
+
+  // One EVALSHA for the rate limit, one for BullMQ's addJob script.
+  expect(commands.map((c) => c[0]!.toLowerCase())).toEqual(["evalsha", "evalsha"]);
+  process.stdout.write(`submit path: ${statements.length} SQL statements (${sql.join(" ")}), Redis: ${commands.length} calls\n`);
+});

@@ -1,0 +1,81 @@
+import { randomBytes } from "node:crypto";
+import { loadConfig, type Config } from "@gen/config";
+import { createDatabase, type Database } from "@gen/db";
+import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
+import { createLogger } from "@gen/logger";
+import { createApp } from "../../src/create-app.ts";
+import { buildDeps, closeDeps } from "../../src/services/build-deps.ts";
+import type { GatewayDeps } from "../../src/services/gateway-deps.ts";
+
+export interface TestGateway {
+  app: ReturnType<typeof createApp>;
+  deps: GatewayDeps;
+  close(): Promise<void>;
+}
+
+/**
+ * A real gateway on the real PostgreSQL (the run's test database) and Redis, with its own
+ * QUEUE_PREFIX so test files never see each other's jobs or rate-limit counters.
+ */
+export function createTestGateway(env: Record<string, string> = {}, patch: (deps: GatewayDeps) => Partial<GatewayDeps> = () => ({})): TestGateway {
+  const config: Config = loadConfig({
+    DATABASE_URL: process.env.DATABASE_URL,
+    QUEUE_PREFIX: `test_${randomBytes(4).toString("hex")}`,
+    POLL_RATE_PER_SEC: "10000",
+    POLL_RATE_BURST: "10000",
+    SUBMIT_RATE_PER_SEC: "10000",
+    SUBMIT_RATE_BURST: "10000",
+    STORAGE_DIR: "var/test-storage",
+    ...env,
+  });
+  const base = buildDeps(config, createLogger("gateway-test", "silent"));
+  const deps = { ...base, ...patch(base) };
+  return {
+    app: createApp(deps),
+    deps,
+    async close() {
+      // Bounded: a queue on a dead Redis (failure tests) would wait for a connection forever.
+      await Promise.race([deps.generationQueue.obliterate({ force: true }).catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await closeDeps(deps);
+      if (deps.db !== base.db) await base.db.$disconnect();
+      if (deps.redis !== base.redis) base.redis.disconnect();
+    },
+  };
+}
+
+export interface TestUser {
+  userId: string;
+  apiKey: string;
+  auth: string;
+}
+
+/** A user with a key and a starting balance written as a ledger grant, like the admin CLI does. */
+export async function createUser(db: Database, credits = 1000): Promise<TestUser> {
+  const userId = newUserId();
+  const apiKey = newApiKey();
+  await db.$transaction([
+    db.user.create({ data: { id: userId, credits } }),
+    db.ledgerEntry.create({ data: { userId, kind: "grant", amount: credits, delta: credits } }),
+    db.apiKey.create({ data: { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) } }),
+  ]);
+  return { userId, apiKey, auth: `Bearer ${apiKey}` };
+}
+
+/** Balance and task count of a user: what a refused request must leave untouched. */
+export async function snapshot(db: Database, userId: string) {
+  const [user, tasks, ledger] = await Promise.all([
+    db.user.findUniqueOrThrow({ where: { id: userId } }),
+    db.task.count({ where: { userId } }),
+    db.ledgerEntry.count({ where: { userId } }),
+  ]);
+  return { credits: user.credits, tasks, ledger };
+}
+
+/** decisions.md: a balance equals the sum of its ledger, and every settled task has reserve = charge + refund. */
+export async function expectLedgerInvariant(db: Database, userId: string): Promise<void> {
+  const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
+  const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
+  expect(sum._sum.delta ?? 0).toBe(user.credits);
+}
+
+export const testDatabase = (): Database => createDatabase(process.env.DATABASE_URL!);

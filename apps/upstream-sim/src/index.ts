@@ -1,0 +1,1 @@
+export { createUpstreamSim, type UpstreamSimOptions } from "./create-upstream-sim.ts";

@@ -1,0 +1,40 @@
+/** Fault injection of the upstream simulator, written into any string of the submitted input. */
+export interface UpDirectives {
+  submit500: boolean;
+  reject: boolean;
+  policyInput: boolean;
+  policyOutput: boolean;
+  fail: boolean;
+  noUrls: boolean;
+  hang: boolean;
+  delayMs?: number;
+  /** Status the output files answer with instead of their content. */
+  badFile?: 404 | 500;
+}
+
+const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
+
+function stringsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(stringsIn);
+  return [];
+}
+
+export function parseUpDirectives(input: unknown): UpDirectives {
+  const found: UpDirectives = { submit500: false, reject: false, policyInput: false, policyOutput: false, fail: false, noUrls: false, hang: false };
+  for (const text of stringsIn(input)) {
+    for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
+      if (name === "submit_500") found.submit500 = true;
+      else if (name === "reject") found.reject = true;
+      else if (name === "policy_input") found.policyInput = true;
+      else if (name === "policy_output") found.policyOutput = true;
+      else if (name === "fail") found.fail = true;
+      else if (name === "no_urls") found.noUrls = true;
+      else if (name === "hang") found.hang = true;
+      else if (name === "delay_ms" && found.delayMs === undefined && /^\d{1,9}$/.test(value)) found.delayMs = Number(value);
+      else if (name === "bad_file" && found.badFile === undefined) found.badFile = value === "500" ? 500 : 404;
+    }
+  }
+  return found;
+}

@@ -1,0 +1,37 @@
+import type { Queue } from "bullmq";
+import type { Database } from "@gen/db";
+import { GENERATION_JOB_OPTIONS, generationJobId, type GenerationJobData } from "@gen/queues";
+
+const BATCH = 500;
+
+/**
+ * Finds tasks that are not terminal but have no live job (a gateway died between commit and
+ * enqueue, Redis lost its data, a job exhausted its retries) and enqueues them again. Adding with
+ * the task id as job id is a no-op while a job exists, so this is safe to run on every worker.
+ * Returns how many tasks were enqueued.
+ */
+export async function reconcileTasks(db: Database, queue: Queue<GenerationJobData>, graceMs: number): Promise<number> {
+  const cutoff = new Date(Date.now() - graceMs);
+  let enqueued = 0;
+  let after = "";
+  for (;;) {
+    const tasks = await db.task.findMany({
+      where: { status: { in: ["queued", "in_progress"] }, discardedAt: null, updatedAt: { lt: cutoff }, id: { gt: after } },
+      select: { id: true },
+      orderBy: { id: "asc" },
+      take: BATCH,
+    });
+    for (const { id } of tasks) {
+      const job = await queue.getJob(generationJobId(id));
+      if (job) {
+        const state = await job.getState();
+        if (state !== "completed" && state !== "failed") continue;
+        await job.remove().catch(() => {});
+      }
+      await queue.add("generate", { taskId: id }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(id) });
+      enqueued++;
+    }
+    if (tasks.length < BATCH) return enqueued;
+    after = tasks[tasks.length - 1]!.id;
+  }
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from "node:crypto";
+import { Worker } from "bullmq";
+import { createDatabase } from "@gen/db";
+import { newTaskId, newUserId } from "@gen/ids";
+import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
+import { reconcileTasks } from "../src/reconcile-tasks.ts";
+
+const db = createDatabase(process.env.DATABASE_URL!);
+const redis = createRedis("redis://127.0.0.1:6379", "blocking");
+const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, `test_${randomBytes(4).toString("hex")}`);
+const userId = newUserId();
+
+beforeAll(async () => {
+  await db.user.create({ data: { id: userId, credits: 0 } });
+});
+afterAll(async () => {
+  await queue.obliterate({ force: true });
+  await queue.close();
+  redis.disconnect();
+  await db.$disconnect();
+});
+
+async function task(status: string, extra: { discardedAt?: Date; ageMs?: number } = {}) {
+  const id = newTaskId();
+  await db.task.create({
+    data: { id, userId, endpoint: "images", model: "sim-image-1", status, input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1, discardedAt: extra.discardedAt },
+  });
+  // updated_at is maintained by Prisma on writes; age the row directly.
+  await db.$executeRawUnsafe(`UPDATE tasks SET updated_at = now() - ($1 || ' milliseconds')::interval WHERE id = $2`, String(extra.ageMs ?? 60_000), id);
+  return id;
+}
+
+test("enqueues stranded non-terminal tasks once, and nothing else", async () => {
+  const stranded = await task("queued");
+  const running = await task("in_progress");
+  const fresh = await task("queued", { ageMs: 0 });
+  const done = await task("completed");
+  const hidden = await task("queued", { discardedAt: new Date() });
+  const alive = await task("queued");
+  await queue.add("generate", { taskId: alive }, { ...GENERATION_JOB_OPTIONS, jobId: alive });
+
+  expect(await reconcileTasks(db, queue, 30_000)).toBe(2);
+  for (const id of [stranded, running, alive]) expect((await queue.getJob(id))?.data).toEqual({ taskId: id });
+  for (const id of [fresh, done, hidden]) expect(await queue.getJob(id)).toBeUndefined();
+  // A second pass finds live jobs for all of them.
+  expect(await reconcileTasks(db, queue, 30_000)).toBe(0);
+});
+
+test("a job that already failed while its task is not terminal is replaced", async () => {
+  await queue.obliterate({ force: true });
+  await db.task.updateMany({ where: { userId }, data: { status: "completed" } });
+  const id = await task("in_progress");
+  await queue.add("generate", { taskId: id }, { jobId: id });
+  const connection = redis.duplicate();
+  const worker = new Worker(QUEUE_NAMES.generation, null, { connection, prefix: queue.opts.prefix, autorun: false });
+  const job = await worker.getNextJob("token-1");
+  expect(job?.id).toBe(id);
+  await job!.moveToFailed(new Error("exhausted"), "token-1", false);
+  expect(await (await queue.getJob(id))!.getState()).toBe("failed");
+  expect(await reconcileTasks(db, queue, 30_000)).toBe(1);
+  expect(await (await queue.getJob(id))!.getState()).toBe("waiting");
+  await worker.close();
+  connection.disconnect();
+});

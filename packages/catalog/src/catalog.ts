@@ -1,0 +1,143 @@
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { ApiError } from "@gen/errors";
+import { buildEntry, type RawEntry } from "./build-entry.ts";
+import { CatalogError } from "./catalog-error.ts";
+import { catalogSchema } from "./catalog-schema.ts";
+import { createAjv } from "./create-ajv.ts";
+import { ENDPOINTS, ENDPOINT_INPUT_FIELD, ENDPOINT_PATHS, type Endpoint } from "./endpoints.ts";
+import type { JsonSchema, ModelEntry } from "./model-entry.ts";
+import { priceFor, type PriceQuote } from "./price.ts";
+import { WEBHOOK_URL_SCHEMA } from "./request-schema.ts";
+import { jsonKind, quote } from "./safe-text.ts";
+import { validationError } from "./validation-error.ts";
+
+export interface Catalog {
+  models: readonly ModelEntry[];
+  model(id: string): ModelEntry | undefined;
+  modelsFor(endpoint: Endpoint): readonly ModelEntry[];
+  /**
+   * Validates a parsed JSON object body (without `webhook_url`, which the caller checks after
+   * this). Throws ApiError 20002, 20004, 20003, 20005, 20006 or 20007 in the decisions.md order.
+   * `params` is a shallow copy of the body with schema defaults filled in.
+   */
+  validate(endpoint: Endpoint, body: Record<string, unknown>): { model: ModelEntry; params: Record<string, unknown> };
+  /** Credits to reserve. Throws ApiError 30002 when the model's pricing cannot price these params. */
+  price(model: ModelEntry, params: Record<string, unknown>): PriceQuote;
+  /** JSON Schema of one model's request body, `webhook_url` included (for the OpenAPI document). */
+  requestSchema(model: ModelEntry): JsonSchema;
+}
+
+const MAX_REPORTED_ERRORS = 10;
+
+/**
+ * Builds a catalog from the parsed content of a catalog file. Throws CatalogError naming
+ * `source` when the content breaks catalogSchema or a rule across fields.
+ */
+export function createCatalog(content: unknown, source = "model catalog"): Catalog {
+  const ajv = createAjv();
+  const checkFile = ajv.compile(catalogSchema);
+  if (!checkFile(content)) throw new CatalogError(`${source} is invalid: ${describeFileErrors(checkFile.errors ?? [], content)}`);
+  const raws = (content as { models: RawEntry[] }).models;
+
+  const byId = new Map<string, ModelEntry>();
+  const validators = new Map<ModelEntry, ValidateFunction>();
+  const models: ModelEntry[] = [];
+  for (const raw of raws) {
+    if (byId.has(raw.id)) throw new CatalogError(`${source} is invalid: model id ${raw.id} appears twice`);
+    let entry: ModelEntry;
+    let validate: ValidateFunction;
+    try {
+      entry = buildEntry(raw);
+      validate = ajv.compile(entry.schema);
+    } catch (error) {
+      const reason = error instanceof CatalogError ? error.message : `model ${raw.id}: invalid parameters schema: ${(error as Error).message}`;
+      throw new CatalogError(`${source} is invalid: ${reason}`);
+    }
+    deepFreeze(entry);
+    byId.set(entry.id, entry);
+    validators.set(entry, validate);
+    models.push(entry);
+  }
+  Object.freeze(models);
+
+  const perEndpoint = new Map<Endpoint, Map<string, ModelEntry>>(ENDPOINTS.map((e) => [e, new Map()]));
+  for (const entry of models) perEndpoint.get(entry.endpoint)?.set(entry.id, entry);
+  const lists = new Map(ENDPOINTS.map((e) => [e, Object.freeze([...(perEndpoint.get(e)?.values() ?? [])])]));
+
+  return {
+    models,
+    model: (id) => byId.get(id),
+    modelsFor: (endpoint) => lists.get(endpoint) ?? [],
+    validate(endpoint, body) {
+      for (const field of ["model", ENDPOINT_INPUT_FIELD[endpoint]]) {
+        if (own(body, field) === undefined) throw new ApiError(20002, `Missing required parameter: ${field}`);
+      }
+      const requested = own(body, "model");
+      const model = typeof requested === "string" ? perEndpoint.get(endpoint)?.get(requested) : undefined;
+      if (!model) throw unknownModel(requested, endpoint, byId);
+      const params = { ...body };
+      const check = validators.get(model);
+      if (!check) throw new Error(`model ${model.id} does not belong to this catalog`);
+      if (!check(params)) throw validationError(check.errors ?? [], model, params);
+      return { model, params };
+    },
+    price: priceFor,
+    requestSchema(model) {
+      const schema = structuredClone(model.schema);
+      (schema.properties as Record<string, JsonSchema>).webhook_url = { ...WEBHOOK_URL_SCHEMA };
+      return schema;
+    },
+  };
+}
+
+function own(body: Record<string, unknown>, field: string): unknown {
+  return Object.hasOwn(body, field) ? body[field] : undefined;
+}
+
+function unknownModel(requested: unknown, endpoint: Endpoint, byId: Map<string, ModelEntry>): ApiError {
+  const path = ENDPOINT_PATHS[endpoint];
+  if (typeof requested !== "string") {
+    return new ApiError(20004, `model must be a string naming a model supported on ${path}; got ${jsonKind(requested)}`);
+  }
+  const elsewhere = byId.get(requested);
+  const hint = elsewhere ? ` (it is a model of ${ENDPOINT_PATHS[elsewhere.endpoint]})` : "";
+  return new ApiError(20004, `Model ${quote(requested)} is not supported on ${path}${hint}`);
+}
+
+function describeFileErrors(all: readonly ErrorObject[], content: unknown): string {
+  // An if/then/else failure repeats what the failing branch already said.
+  const errors = all.filter((error) => error.keyword !== "if");
+  const lines = errors.slice(0, MAX_REPORTED_ERRORS).map((error) => {
+    const where = error.instancePath === "" ? "(top level)" : error.instancePath;
+    const modelIndex = /^\/models\/(\d+)/.exec(error.instancePath)?.[1];
+    const id = modelIndex === undefined ? undefined : modelId(content, Number(modelIndex));
+    return `${where}${id ? ` [model ${id}]` : ""} ${fileErrorText(error)}`;
+  });
+  if (errors.length > MAX_REPORTED_ERRORS) lines.push(`and ${errors.length - MAX_REPORTED_ERRORS} more`);
+  return lines.join("; ");
+}
+
+function fileErrorText(error: ErrorObject): string {
+  switch (error.keyword) {
+    case "additionalProperties":
+      return `must NOT have additional properties (${String(error.params.additionalProperty)})`;
+    case "enum":
+      return `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "false schema":
+      return "is not allowed here";
+    default:
+      return error.message ?? "is invalid";
+  }
+}
+
+function modelId(content: unknown, index: number): string | undefined {
+  const models = (content as { models?: unknown }).models;
+  const entry = Array.isArray(models) ? (models[index] as { id?: unknown } | undefined) : undefined;
+  return typeof entry?.id === "string" ? entry.id : undefined;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+}

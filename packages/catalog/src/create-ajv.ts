@@ -1,0 +1,25 @@
+import { Ajv } from "ajv";
+import addFormats from "ajv-formats";
+
+const INVISIBLE = /[\s\p{Cc}\p{Cf}\p{Cs}]/u;
+
+/** The `http-url` format: an absolute http or https URL with a host, written without spaces. */
+export function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value) || INVISIBLE.test(value)) return false;
+  try {
+    return new URL(value).hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One instance per catalog. Strict, so that a typo in an operator's schema fails at load instead
+ * of silently accepting everything; `useDefaults` fills parameter defaults into the params.
+ */
+export function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, useDefaults: true, messages: true });
+  addFormats(ajv);
+  ajv.addFormat("http-url", { type: "string", validate: isHttpUrl });
+  return ajv;
+}

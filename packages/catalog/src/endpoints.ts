@@ -1,0 +1,41 @@
+export type Endpoint = "images" | "videos" | "audio" | "detect" | "humanize" | "essay" | "moderations";
+
+export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
+  "images",
+  "videos",
+  "audio",
+  "detect",
+  "humanize",
+  "essay",
+  "moderations",
+]);
+
+export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = Object.freeze({
+  images: "/api/v1/images/generations",
+  videos: "/api/v1/videos/generations",
+  audio: "/api/v1/audio/generations",
+  detect: "/api/v1/detect",
+  humanize: "/api/v1/humanize",
+  essay: "/api/v1/essay",
+  moderations: "/api/v1/moderations",
+});
+
+/** The required field that carries the user's content (decisions.md "Request bodies"). */
+export type InputField = "prompt" | "text" | "input";
+
+export const ENDPOINT_INPUT_FIELD: Readonly<Record<Endpoint, InputField>> = Object.freeze({
+  images: "prompt",
+  videos: "prompt",
+  audio: "prompt",
+  detect: "text",
+  humanize: "text",
+  essay: "prompt",
+  moderations: "input",
+});
+
+/** Most strings a moderations `input` array may hold. */
+export const MAX_MODERATION_INPUTS = 32;
+
+export function isEndpoint(value: unknown): value is Endpoint {
+  return typeof value === "string" && (ENDPOINTS as readonly string[]).includes(value);
+}

@@ -1,0 +1,42 @@
+/** Most characters of user input that an error message repeats. */
+export const ECHO_LIMIT = 100;
+
+const PLAIN_NAME = /^[A-Za-z0-9_.:-]+$/;
+
+/** Length in Unicode code points (an emoji counts once, as users count it). */
+export function codePointLength(text: string): number {
+  let length = 0;
+  for (const _ of text) length++;
+  return length;
+}
+
+function truncate(text: string): string {
+  // Cheap exit first: the body may hold strings of up to 1 MiB.
+  if (text.length <= ECHO_LIMIT) return text;
+  let out = "";
+  let count = 0;
+  for (const char of text) {
+    if (count++ === ECHO_LIMIT) return `${out}…`;
+    out += char;
+  }
+  return out;
+}
+
+/** A user-supplied string as JSON (quotes and escapes), cut to ECHO_LIMIT code points. */
+export function quote(text: string): string {
+  return JSON.stringify(truncate(text));
+}
+
+/** A user-supplied field name: bare when it is a plain identifier, quoted otherwise. */
+export function fieldName(name: string): string {
+  return name.length <= ECHO_LIMIT && PLAIN_NAME.test(name) ? name : quote(name);
+}
+
+/** What kind of JSON value the user sent, for messages about non-string values. */
+export function jsonKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "number" || typeof value === "boolean") return `${typeof value} ${String(value)}`;
+  return typeof value;
+}

@@ -1,0 +1,150 @@
+import { WorkflowError } from "@gen/errors";
+import got, { type Response } from "got";
+import { PolicyViolation } from "./policy-violation.ts";
+import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
+import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
+const MAX_MESSAGE_LENGTH = 500;
+
+type Json = Record<string, unknown>;
+
+function asObject(value: unknown): Json | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+function parseBody(response: Response<string>): Json | undefined {
+  try {
+    return asObject(JSON.parse(response.body));
+  } catch {
+    return undefined;
+  }
+}
+
+/** `error` is either `{ type, message }` or, in the short form, the type itself. */
+function errorOf(body: Json | undefined): { type?: string; message?: string } {
+  const error = body?.error;
+  if (typeof error === "string") return { type: error };
+  const object = asObject(error);
+  return {
+    type: typeof object?.type === "string" ? object.type : undefined,
+    message: typeof object?.message === "string" ? object.message.slice(0, MAX_MESSAGE_LENGTH) : undefined,
+  };
+}
+
+function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+function succeeded(body: Json): CompletedResult {
+  const result: CompletedResult = { state: "completed" };
+  const output = asObject(body.output);
+  if (Array.isArray(output?.urls)) result.urls = output.urls.filter(isHttpUrl);
+  const data = asObject(output?.data);
+  if (data) result.data = data;
+  const usage = asObject(body.usage);
+  if (isCount(usage?.input_tokens) && isCount(usage?.output_tokens)) result.tokens = { input: usage.input_tokens, output: usage.output_tokens };
+  return result;
+}
+
+function withMessage<T extends object>(result: T, message: string | undefined): T & { message?: string } {
+  return message === undefined ? result : { ...result, message };
+}
+
+/**
+ * A provider for an upstream speaking the submit-then-poll JSON protocol of README.md. Requests
+ * are never retried here: the worker owns retries, and a repeated submit could run a job twice.
+ */
+export function createHttpProvider(options: { baseUrl: string; timeoutMs?: number }): Provider {
+  const base = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const client = got.extend({
+    timeout: { request: timeoutMs },
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    followRedirect: false,
+    responseType: "text",
+  });
+  const jobUrl = (upstreamId: string, suffix = "") => new URL(`v1/jobs/${encodeURIComponent(upstreamId)}${suffix}`, base);
+
+  /** The signal's reason when the caller aborted, so an abort is never mistaken for an upstream fault. */
+  function abortReason(signal: AbortSignal | undefined, error: unknown): unknown {
+    return signal?.aborted ? (signal.reason ?? error) : undefined;
+  }
+
+  return {
+    async submit(job, signal) {
+      signal?.throwIfAborted();
+      let response: Response<string>;
+      try {
+        response = await client.post(new URL("v1/jobs", base), {
+          json: { model: job.upstreamModel ?? job.model, input: job.params, reference: job.taskId },
+          signal,
+        });
+      } catch (error) {
+        const reason = abortReason(signal, error);
+        if (reason !== undefined) throw reason;
+        throw new WorkflowError(80001, `Upstream submission failed: ${(error as Error).message}`);
+      }
+      const body = parseBody(response);
+      const { type, message } = errorOf(body);
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) {
+        if (typeof body?.id === "string" && body.id !== "") return { upstreamId: body.id };
+        throw new WorkflowError(80001, `Upstream answered ${status} without a job id`);
+      }
+      if (status >= 400 && status < 500 && type === "content_policy") throw new PolicyViolation("input", message);
+      if (status === 400 || status === 413 || status === 415 || status === 422) throw new WorkflowError(80007, message);
+      throw new WorkflowError(80001, `Upstream submission failed with HTTP ${status}`);
+    },
+
+    async poll(upstreamId, signal): Promise<ProviderResult> {
+      signal?.throwIfAborted();
+      let response: Response<string>;
+      try {
+        response = await client.get(jobUrl(upstreamId), { signal });
+      } catch (error) {
+        const reason = abortReason(signal, error);
+        if (reason !== undefined) throw reason;
+        throw new ProviderUnavailableError(`Upstream poll failed: ${(error as Error).message}`, { cause: error });
+      }
+      if (response.statusCode === 404) return { state: "failed", code: 80003, message: "Upstream does not know the job" };
+      const body = parseBody(response);
+      if (response.statusCode !== 200 || !body) throw new ProviderUnavailableError(`Upstream poll answered HTTP ${response.statusCode}`);
+      const { type, message } = errorOf(body);
+      switch (body.status) {
+        case "queued":
+        case "running":
+          return { state: "running" };
+        case "succeeded":
+          return succeeded(body);
+        case "canceled":
+          return { state: "failed", code: 80003, message: "Upstream job was canceled" };
+        case "failed":
+          if (type === "content_policy") return withMessage({ state: "failed", code: 80006, stage: "output" }, message);
+          if (type === "invalid_input") return withMessage({ state: "failed", code: 80007 }, message);
+          return withMessage({ state: "failed", code: 80003 }, message);
+        default:
+          throw new ProviderUnavailableError(`Upstream poll answered an unknown status ${JSON.stringify(body.status)}`);
+      }
+    },
+
+    async cancel(upstreamId) {
+      try {
+        await client.post(jobUrl(upstreamId, "/cancel"), { json: {} });
+      } catch {
+        // Best effort: the worker has already decided the task's fate.
+      }
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import { WorkflowError } from "@gen/errors";
+
+export type PolicyStage = "input" | "output";
+
+/**
+ * 80006 with the place the verdict was made, which decides the refund (decisions.md "Credits").
+ * It stays a WorkflowError so code that only knows about WorkflowError still fails the task right.
+ */
+export class PolicyViolation extends WorkflowError {
+  readonly stage: PolicyStage;
+
+  constructor(stage: PolicyStage, message?: string) {
+    super(80006, message);
+    this.name = "PolicyViolation";
+    this.stage = stage;
+  }
+}

@@ -1,0 +1,86 @@
+import { WorkflowError } from "@gen/errors";
+import { parseSimDirectives } from "./directives.ts";
+import { PolicyViolation } from "./policy-violation.ts";
+import type { CompletedResult, Provider, ProviderJob, ProviderResult } from "./provider.ts";
+import { decodeSimUpstreamId, encodeSimUpstreamId } from "./sim-upstream-id.ts";
+import { simulateGeneration } from "./simulate-generation.ts";
+import { storageFaultFile } from "./storage-fault.ts";
+
+/** Time every simulated job takes before it completes, on top of directives and `delayMs`. */
+export const SIM_BASE_DELAY_MS = 20;
+// Results are kept only to spare repeated polls the work of drawing them again.
+const CACHED_RESULTS = 16;
+const REMEMBERED_CANCELS = 10_000;
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V, limit: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > limit) map.delete(map.keys().next().value as K);
+}
+
+function withoutTokens(result: CompletedResult): CompletedResult {
+  const { tokens: _tokens, ...rest } = result;
+  return rest;
+}
+
+/**
+ * The built-in provider: no network, deterministic output (decisions.md "Simulated provider").
+ * Every fact a poll needs is inside the upstream id; memory holds only cancels and a cache.
+ */
+export function createSimulatedProvider(options: { now?: () => number; baseDelayMs?: number } = {}): Provider {
+  const now = options.now ?? Date.now;
+  const baseDelayMs = options.baseDelayMs ?? SIM_BASE_DELAY_MS;
+  const canceled = new Map<string, true>();
+  const results = new Map<string, CompletedResult>();
+
+  function generate(upstreamId: string, job: ProviderJob): CompletedResult {
+    let result = results.get(upstreamId);
+    if (!result) {
+      result = simulateGeneration(job);
+      remember(results, upstreamId, result, CACHED_RESULTS);
+    }
+    // A copy, so that a caller editing its result cannot change what the next poll returns.
+    return { ...result, ...(result.files ? { files: [...result.files] } : {}) };
+  }
+
+  return {
+    async submit(job, signal) {
+      signal?.throwIfAborted();
+      const directives = parseSimDirectives(job.params);
+      if (directives.fail === 80001) throw new WorkflowError(80001, "Simulated upstream submission failure");
+      if (directives.fail === 80007) throw new WorkflowError(80007, "Simulated upstream rejected the input");
+      if (directives.fail === 80006 && directives.stage === "input") throw new PolicyViolation("input", "Simulated content policy verdict on the input");
+      return { upstreamId: encodeSimUpstreamId({ job, startedAt: now() }) };
+    },
+
+    async poll(upstreamId, signal): Promise<ProviderResult> {
+      signal?.throwIfAborted();
+      const state = decodeSimUpstreamId(upstreamId);
+      if (!state) return { state: "failed", code: 80003, message: "Unknown simulated job" };
+      if (canceled.has(upstreamId)) return { state: "failed", code: 80003, message: "Simulated job was canceled" };
+      const { job, startedAt } = state;
+      const directives = parseSimDirectives(job.params);
+      if (directives.fail === 80002) return { state: "running" };
+      const readyAt = startedAt + baseDelayMs + (job.delayMs ?? 0) + (directives.delayMs ?? 0);
+      if (now() < readyAt) return { state: "running" };
+      switch (directives.fail) {
+        case 80003:
+          return { state: "failed", code: 80003, message: "Simulated upstream failure" };
+        case 80006:
+          return { state: "failed", code: 80006, stage: "output", message: "Simulated content policy verdict on the output" };
+        case 80004:
+          return { state: "completed" };
+      }
+      let result = generate(upstreamId, job);
+      if (directives.noTokens) result = withoutTokens(result);
+      // First, so that a storage step that works in order fails before it stores anything.
+      if (directives.fail === 80005) result = { ...result, files: [storageFaultFile(), ...(result.files ?? [])] };
+      return result;
+    },
+
+    async cancel(upstreamId) {
+      remember(canceled, upstreamId, true, REMEMBERED_CANCELS);
+      results.delete(upstreamId);
+    },
+  };
+}

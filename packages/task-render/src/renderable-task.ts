@@ -1,0 +1,26 @@
+/** The columns the renderer needs; a Prisma `Task` row satisfies it. */
+export interface RenderableTask {
+  id: string;
+  model: string;
+  status: string;
+  createdAt: Date;
+  output: unknown;
+  errorCode: number | null;
+  errorMessage: string | null;
+  chargedCredits: number | null;
+  reservedCredits: number;
+  refundedCredits: number | null;
+  billingMethod: string;
+  tokensInput: number | null;
+  tokensOutput: number | null;
+}
+
+/** A Prisma `WebhookDelivery` row satisfies it. */
+export interface RenderableDelivery {
+  status: string;
+  attempts: number;
+  responseStatus: number | null;
+  lastError: string | null;
+  lastAttemptAt: Date | null;
+  deliveredAt: Date | null;
+}

@@ -1,0 +1,27 @@
+import type { IPv4, IPv6 } from "ipaddr.js";
+import { inAllowedRanges, parseAllowedRanges } from "./allowed-ranges.ts";
+import type { BlockReason } from "./block-reason.ts";
+import { classifyIpv4, classifyIpv6 } from "./classify-address.ts";
+import { parseIp } from "./parse-ip.ts";
+
+export interface AddressPolicy {
+  /** null when a webhook may connect to `address`; otherwise the range that forbids it. */
+  check(address: string): BlockReason | null;
+}
+
+/**
+ * Send-time SSRF guard (decisions.md "Webhook delivery"): apply to every address the resolver
+ * returns. `allowedCidrs` exempts operator-trusted ranges; throws on a malformed entry.
+ */
+export function createAddressPolicy(allowedCidrs: readonly string[]): AddressPolicy {
+  const allowed = parseAllowedRanges(allowedCidrs);
+  return {
+    check(address) {
+      // Only canonical literals: a socket given `127.1` or a name would resolve it again.
+      const parsed = typeof address === "string" ? parseIp(address) : null;
+      if (!parsed) return "invalid";
+      if (inAllowedRanges(parsed, allowed)) return null;
+      return parsed.kind() === "ipv4" ? classifyIpv4(parsed as IPv4) : classifyIpv6(parsed as IPv6);
+    },
+  };
+}

@@ -1,0 +1,5 @@
+export { validateWebhookUrl, WEBHOOK_URL_MAX_LENGTH, type WebhookUrlCheck } from "./validate-webhook-url.ts";
+export { webhookRequestTarget } from "./webhook-request-target.ts";
+export { isIpLiteral } from "./is-ip-literal.ts";
+export { createAddressPolicy, type AddressPolicy } from "./address-policy.ts";
+export type { BlockReason, Ipv4BlockReason, Ipv6BlockReason, EmbeddingForm } from "./block-reason.ts";
