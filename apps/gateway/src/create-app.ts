@@ -1,12 +1,15 @@
 import express from "express";
 import { ApiError } from "@gen/errors";
 import { errorHandler } from "./middleware/error-handler.ts";
+import { httpMetrics } from "./middleware/http-metrics.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { requestLog } from "./middleware/request-log.ts";
 import { accountRoutes } from "./routes/account-routes.ts";
 import { consoleGuard } from "./routes/console-guard.ts";
 import { healthRoutes } from "./routes/health-routes.ts";
+import { metricsRoutes } from "./routes/metrics-routes.ts";
+import { openApiRoutes } from "./routes/openapi-routes.ts";
 import { submissionRoutes } from "./routes/submission-routes.ts";
 import { taskRoutes } from "./routes/task-routes.ts";
 import type { GatewayDeps } from "./services/gateway-deps.ts";
@@ -17,9 +20,11 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.set("etag", false);
   // Plain key=value parsing: `include=a&include=b` becomes an array, and nothing builds objects.
   app.set("query parser", "simple");
-  app.use(requestId, requestLog(deps.logger));
+  app.use(requestId, requestLog(deps.logger), httpMetrics(deps.metrics));
   app.use(healthRoutes(deps));
-  app.use("/cdn", express.static(deps.config.storageDir, { fallthrough: true, index: false, dotfiles: "deny" }));
+  app.use(metricsRoutes(deps));
+  app.use("/cdn", express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
+  app.use(openApiRoutes(deps));
   app.use("/console", consoleGuard);
   app.use("/api", originGuard(deps.config.allowedOrigins));
   app.use(submissionRoutes(deps));

@@ -7,7 +7,7 @@ let user: TestUser;
 const body = { model: "sim-image-1", prompt: "a lighthouse" };
 
 beforeAll(async () => {
-  gw = createTestGateway({ ALLOWED_ORIGINS: "https://app.example.com" });
+  gw = await createTestGateway({ ALLOWED_ORIGINS: "https://app.example.com" });
   user = await createUser(gw.deps.db);
 });
 afterAll(() => gw.close());

@@ -32,7 +32,7 @@ async function silentServer(): Promise<{ port: number; close(): void }> {
 }
 
 test("70001 when Redis is down, before anything is reserved", async () => {
-  const gw = createTestGateway({}, (deps) => {
+  const gw = await createTestGateway({}, (deps) => {
     const redis = createRedis("redis://127.0.0.1:1", "request");
     return { redis, rateLimiter: new RateLimiter(redis, deps.config.queuePrefix) };
   });
@@ -45,7 +45,7 @@ test("70001 when Redis is down, before anything is reserved", async () => {
 });
 
 test("70002 when PostgreSQL refuses connections", async () => {
-  const gw = createTestGateway({}, () => ({ db: createDatabase("postgresql://postgres@127.0.0.1:1/none") }));
+  const gw = await createTestGateway({}, () => ({ db: createDatabase("postgresql://postgres@127.0.0.1:1/none") }));
   const started = Date.now();
   expectError(await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body), 503, 70002);
   expectError(await request(gw.app).get("/api/v1/account").set("Authorization", user.auth), 503, 70002);
@@ -58,7 +58,7 @@ test("70002 when PostgreSQL refuses connections", async () => {
 
 test("70002 when PostgreSQL hangs: answered after the 1 s connect bound, not a hang", async () => {
   const hung = await silentServer();
-  const gw = createTestGateway({}, () => ({ db: createDatabase(`postgresql://postgres@127.0.0.1:${hung.port}/none`) }));
+  const gw = await createTestGateway({}, () => ({ db: createDatabase(`postgresql://postgres@127.0.0.1:${hung.port}/none`) }));
   const started = Date.now();
   expectError(await request(gw.app).get("/api/v1/account").set("Authorization", user.auth), 503, 70002);
   expect(Date.now() - started).toBeLessThan(5000);
@@ -74,7 +74,7 @@ test("60001 when the insert fails: nothing reserved", async () => {
       RETURN NEW;
     END $$ LANGUAGE plpgsql`);
   await db.$executeRawUnsafe(`CREATE OR REPLACE TRIGGER test_fail_insert BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION test_fail_insert()`);
-  const gw = createTestGateway();
+  const gw = await createTestGateway();
   try {
     const before = await snapshot(db, user.userId);
     const res = await request(gw.app).post(IMAGES).set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "fail-the-insert" });
@@ -89,7 +89,7 @@ test("60001 when the insert fails: nothing reserved", async () => {
 
 test("60002 when Redis fails between insert and enqueue: full refund, task not visible", async () => {
   const deadRedis = createRedis("redis://127.0.0.1:1", "request");
-  const gw = createTestGateway({}, (deps) => ({ generationQueue: createQueue(QUEUE_NAMES.generation, deadRedis, deps.config.queuePrefix) }));
+  const gw = await createTestGateway({}, (deps) => ({ generationQueue: createQueue(QUEUE_NAMES.generation, deadRedis, deps.config.queuePrefix) }));
   const before = await snapshot(db, user.userId);
   const res = await request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "retry-me").send(body);
   expectError(res, 500, 60002);
@@ -104,7 +104,7 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
   deadRedis.disconnect();
 
   // The key was freed: a retry with the same key once Redis is back creates the task.
-  const healthy = createTestGateway();
+  const healthy = await createTestGateway();
   const retry = await request(healthy.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "retry-me").send(body);
   expect(retry.status).toBe(202);
   expect(retry.body.id).not.toBe(hidden.id);
@@ -112,7 +112,7 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
 });
 
 test("60099 for anything unexpected; the detail stays in the log", async () => {
-  const gw = createTestGateway({}, (deps) => ({
+  const gw = await createTestGateway({}, (deps) => ({
     catalog: { ...deps.catalog, validate: deps.catalog.validate.bind(deps.catalog), price: () => { throw new TypeError("secret internal detail"); } },
   }));
   const before = await snapshot(db, user.userId);

@@ -18,7 +18,7 @@ function brokenCatalog() {
 }
 
 beforeAll(async () => {
-  gw = createTestGateway({}, () => ({ catalog: brokenCatalog() }));
+  gw = await createTestGateway({}, () => ({ catalog: brokenCatalog() }));
   user = await createUser(gw.deps.db, 0);
 });
 afterAll(() => gw.close());

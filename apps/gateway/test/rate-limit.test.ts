@@ -7,7 +7,7 @@ let user: TestUser;
 const RATES = { POLL_RATE_PER_SEC: "1", POLL_RATE_BURST: "3", SUBMIT_RATE_PER_SEC: "1", SUBMIT_RATE_BURST: "2" };
 
 beforeAll(async () => {
-  gw = createTestGateway(RATES);
+  gw = await createTestGateway(RATES);
   user = await createUser(gw.deps.db, 10_000);
 });
 afterAll(() => gw.close());
@@ -44,7 +44,7 @@ test("submissions have their own bucket; a limited submission changes nothing", 
 
 test("the counters are shared by every gateway instance", async () => {
   const shared = await createUser(gw.deps.db, 10_000);
-  const other = createTestGateway({ ...RATES, QUEUE_PREFIX: gw.deps.config.queuePrefix });
+  const other = await createTestGateway({ ...RATES, QUEUE_PREFIX: gw.deps.config.queuePrefix });
   const second = other.app;
   const a = await request(gw.app).get("/api/v1/account").set("Authorization", shared.auth);
   const b = await request(second).get("/api/v1/account").set("Authorization", shared.auth);

@@ -8,8 +8,8 @@ import { createTestGateway, createUser, type TestGateway } from "./support/test-
 let gw: TestGateway;
 const statements: string[] = [];
 
-beforeAll(() => {
-  gw = createTestGateway({}, () => ({ db: createDatabase(process.env.DATABASE_URL!, { onQuery: (sql) => statements.push(sql) }) }));
+beforeAll(async () => {
+  gw = await createTestGateway({}, () => ({ db: createDatabase(process.env.DATABASE_URL!, { onQuery: (sql) => statements.push(sql) }) }));
 });
 afterAll(() => gw.close());
 

@@ -10,7 +10,7 @@ let queuedId: string;
 let hookedId: string;
 
 beforeAll(async () => {
-  gw = createTestGateway();
+  gw = await createTestGateway();
   user = await createUser(gw.deps.db, 10_000);
   other = await createUser(gw.deps.db, 10_000);
   queuedId = (await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "x" })).body.id;

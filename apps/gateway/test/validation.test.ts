@@ -7,7 +7,7 @@ let user: TestUser;
 const IMAGES = "/api/v1/images/generations";
 
 beforeAll(async () => {
-  gw = createTestGateway();
+  gw = await createTestGateway();
   user = await createUser(gw.deps.db, 1000);
 });
 afterAll(() => gw.close());

@@ -6,7 +6,7 @@ let gw: TestGateway;
 let user: TestUser;
 
 beforeAll(async () => {
-  gw = createTestGateway();
+  gw = await createTestGateway();
   user = await createUser(gw.deps.db, 100_000);
 });
 afterAll(() => gw.close());

@@ -1,8 +1,16 @@
+import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
 import { checkDatabase, createDatabase } from "@gen/db";
 import { createLogger } from "@gen/logger";
-import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
+import { createMetrics } from "@gen/metrics";
+import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
+import { createStorage } from "@gen/storage";
+import { createGenerationWorker } from "./generation/create-generation-worker.ts";
+import { createProviderRegistry } from "./generation/provider-registry.ts";
 import { reconcileTasks } from "./reconcile-tasks.ts";
+import { startMetricsServer } from "./start-metrics-server.ts";
+
+const SHUTDOWN_GRACE_MS = 15_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -11,7 +19,13 @@ async function main(): Promise<void> {
   const redis = createRedis(config.redisUrl, "blocking");
   await checkDatabase(db, config.databaseUrl);
   await checkRedis(redis, config.redisUrl);
+  const catalog = loadCatalog(config.modelCatalogPath);
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
+  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
+  const storage = createStorage(config);
+  const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
+  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, webhookQueue, logger, metrics }, redis);
+  const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger);
 
   const reconcile = async () => {
     try {
@@ -22,15 +36,21 @@ async function main(): Promise<void> {
     }
   };
   const timer = setInterval(reconcile, config.reconcileIntervalMs);
-  logger.info("worker started", { queue_prefix: config.queuePrefix });
+  logger.info("worker started", { queue_prefix: config.queuePrefix, concurrency: config.workerConcurrency });
   process.send?.({ ready: "worker" });
 
+  // SIGTERM: stop taking jobs and let running ones finish; past the grace period, close without
+  // waiting. Their locks then expire and another worker resumes them from `upstream_id`.
   const shutdown = async (signal: string) => {
     logger.info("worker shutting down", { signal });
     clearInterval(timer);
-    await generationQueue.close().catch(() => {});
+    metricsServer?.close();
+    const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
+    await generation.close().catch(() => {});
+    await Promise.all([generationQueue.close(), webhookQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
+    clearTimeout(force);
     process.exit(0);
   };
   process.once("SIGTERM", shutdown);

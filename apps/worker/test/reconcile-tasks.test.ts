@@ -3,9 +3,12 @@ import { Worker } from "bullmq";
 import { createDatabase } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
+import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
 import { reconcileTasks } from "../src/reconcile-tasks.ts";
 
-const db = createDatabase(process.env.DATABASE_URL!);
+// Reconcilers scan whole tables: this file gets a database of its own.
+const scratch = await createScratchDatabase();
+const db = createDatabase(scratch.url);
 const redis = createRedis("redis://127.0.0.1:6379", "blocking");
 const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, `test_${randomBytes(4).toString("hex")}`);
 const userId = newUserId();
@@ -18,6 +21,7 @@ afterAll(async () => {
   await queue.close();
   redis.disconnect();
   await db.$disconnect();
+  await scratch.drop();
 });
 
 async function task(status: string, extra: { discardedAt?: Date; ageMs?: number } = {}) {

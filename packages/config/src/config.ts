@@ -14,10 +14,28 @@ export interface Config {
   pollRate: RateConfig;
   submitRate: RateConfig;
   modelCatalogPath: string | undefined;
-  storageDir: string;
+  storage: StorageConfig;
+  upstreamUrl: string;
+  generationTimeoutMs: number;
+  downloadMaxBytes: number;
+  downloadTimeoutMs: number;
   workerConcurrency: number;
+  /** Webhook delivery jobs one worker process runs at once (I/O bound, so far above workerConcurrency). */
+  deliveryConcurrency: number;
   reconcileIntervalMs: number;
+  /** Port of the worker's Prometheus endpoint (GET /metrics); 0 turns it off. */
+  workerMetricsPort: number;
+  jobLockMs: number;
   logLevel: string;
+}
+
+export interface StorageConfig {
+  backend: "local" | "s3";
+  dir: string;
+  s3Bucket: string | undefined;
+  s3Region: string | undefined;
+  s3Endpoint: string | undefined;
+  s3ForcePathStyle: boolean;
 }
 
 export interface RateConfig {

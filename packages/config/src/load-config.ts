@@ -10,7 +10,7 @@ export const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gen";
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, "PORT", 8080, 0, 65535);
   const baseUrl = url(env, "BASE_URL", `http://localhost:${port}`);
-  return {
+  const config: Config = {
     databaseUrl: str(env, "DATABASE_URL", DEFAULT_DATABASE_URL),
     redisUrl: str(env, "REDIS_URL", "redis://127.0.0.1:6379"),
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
@@ -25,11 +25,33 @@ export function loadConfig(env: Env = process.env): Config {
     pollRate: { perSec: num(env, "POLL_RATE_PER_SEC", 20), burst: int(env, "POLL_RATE_BURST", 40, 1) },
     submitRate: { perSec: num(env, "SUBMIT_RATE_PER_SEC", 10), burst: int(env, "SUBMIT_RATE_BURST", 20, 1) },
     modelCatalogPath: env.MODEL_CATALOG || undefined,
-    storageDir: path.resolve(str(env, "STORAGE_DIR", "var/storage")),
+    storage: {
+      backend: oneOf(env, "STORAGE_BACKEND", ["local", "s3"] as const, "local"),
+      dir: path.resolve(str(env, "STORAGE_DIR", "var/storage")),
+      s3Bucket: env.S3_BUCKET || undefined,
+      s3Region: env.S3_REGION || undefined,
+      s3Endpoint: env.S3_ENDPOINT || undefined,
+      s3ForcePathStyle: env.S3_FORCE_PATH_STYLE === "true",
+    },
+    upstreamUrl: url(env, "UPSTREAM_URL", "http://127.0.0.1:8090"),
+    generationTimeoutMs: int(env, "GENERATION_TIMEOUT_MS", 600_000, 1),
+    downloadMaxBytes: int(env, "DOWNLOAD_MAX_BYTES", 50 * 1024 * 1024, 1),
+    downloadTimeoutMs: int(env, "DOWNLOAD_TIMEOUT_MS", 30_000, 1),
     workerConcurrency: int(env, "WORKER_CONCURRENCY", 16, 1),
+    deliveryConcurrency: int(env, "DELIVERY_CONCURRENCY", 64, 1),
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 15_000, 100),
+    workerMetricsPort: int(env, "WORKER_METRICS_PORT", 9091, 0, 65535),
+    jobLockMs: int(env, "JOB_LOCK_MS", 30_000, 500),
     logLevel: str(env, "LOG_LEVEL", "info"),
   };
+  if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
+  return config;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = str(env, name, fallback);
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${value}"`);
+  return value as T;
 }
 
 function str(env: Env, name: string, fallback: string): string {

@@ -20,8 +20,8 @@ export function isWorkflowCode(value: unknown): value is WorkflowCode {
 /** Thrown inside the worker to end a task as `failed` with a workflow code. */
 export class WorkflowError extends Error {
   readonly code: WorkflowCode;
-  constructor(code: WorkflowCode, message?: string) {
-    super(message ?? WORKFLOW_CATALOG[code].message);
+  constructor(code: WorkflowCode, message?: string, options?: ErrorOptions) {
+    super(message ?? WORKFLOW_CATALOG[code].message, options);
     this.name = "WorkflowError";
     this.code = code;
   }

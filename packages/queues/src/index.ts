@@ -2,5 +2,6 @@ export { QUEUE_NAMES, type QueueName } from "./queue-names.ts";
 export { generationJobId, webhookJobId, type GenerationJobData, type WebhookJobData } from "./job-types.ts";
 export { GENERATION_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
 export { checkRedis } from "./check-redis.ts";
+export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis } from "./create-redis.ts";

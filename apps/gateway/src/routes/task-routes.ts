@@ -5,6 +5,7 @@ import { renderTask } from "@gen/task-render";
 import { context } from "../http/request-context.ts";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
+import { cancelTask } from "../services/cancel-task.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 
 const INCLUDES = new Set(["webhook", "billing"]);
@@ -29,6 +30,17 @@ export function taskRoutes(deps: GatewayDeps): Router {
           : await deps.db.webhookDelivery.findUnique({ where: { taskId: task.id } })
         : undefined;
       res.type("application/json").send(renderTask(task, { webhook, billing: include.has("billing") }));
+    },
+  );
+  router.post(
+    "/api/v1/tasks/:id/cancel",
+    authenticate(deps.db),
+    rateLimit(deps.rateLimiter, "submit", deps.config.submitRate),
+    async (req, res) => {
+      const id = req.params.id as string;
+      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(40001);
+      const task = await cancelTask(deps, context(res).userId!, id);
+      res.type("application/json").send(renderTask(task));
     },
   );
   return router;

@@ -2,25 +2,31 @@ import { loadCatalog } from "@gen/catalog";
 import type { Config } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import type { Logger } from "@gen/logger";
-import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
+import { createMetrics } from "@gen/metrics";
+import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const redis = createRedis(config.redisUrl, "request");
+  const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
+  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   return {
     config,
     logger,
     db: createDatabase(config.databaseUrl),
     redis,
-    generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix),
+    generationQueue,
+    webhookQueue,
     catalog: loadCatalog(config.modelCatalogPath),
     rateLimiter: new RateLimiter(redis, config.queuePrefix),
+    metrics: createMetrics({ queues: [generationQueue, webhookQueue] }),
   };
 }
 
 export async function closeDeps(deps: GatewayDeps): Promise<void> {
-  await Promise.race([deps.generationQueue.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close()]).catch(() => {});
+  await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   await deps.db.$disconnect();
 }

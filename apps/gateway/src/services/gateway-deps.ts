@@ -4,7 +4,8 @@ import type { Catalog } from "@gen/catalog";
 import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
-import type { GenerationJobData } from "@gen/queues";
+import type { Metrics } from "@gen/metrics";
+import type { GenerationJobData, WebhookJobData } from "@gen/queues";
 import type { RateLimiter } from "./rate-limiter.ts";
 
 /** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
@@ -13,7 +14,9 @@ export interface GatewayDeps {
   db: Database;
   redis: Redis;
   generationQueue: Queue<GenerationJobData>;
+  webhookQueue: Queue<WebhookJobData>;
   catalog: Catalog;
   logger: Logger;
   rateLimiter: RateLimiter;
+  metrics: Metrics;
 }

@@ -1,0 +1,30 @@
+import type { Request, RequestHandler } from "express";
+import { UNMATCHED_ROUTE, recordHttpRequest, type Metrics } from "@gen/metrics";
+
+/**
+ * Counts and times every response by the route pattern that answered it (`/api/v1/tasks/:id`),
+ * never by its raw path: paths hold task ids, and one series per task would swamp Prometheus.
+ */
+export function httpMetrics(metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    const startedAt = process.hrtime.bigint();
+    res.on("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      recordHttpRequest(metrics, { method: req.method, route: routeOf(req), status: res.statusCode, seconds });
+    });
+    next();
+  };
+}
+
+/**
+ * `req.route` stays set when a matched route's handler or middleware (authentication, validation)
+ * fails, so errors on known routes keep their pattern. A response from mounted middleware
+ * (static files under /cdn, CORS preflight under /api) is labelled by its mount path, which is
+ * literal in create-app.ts. Everything else, 404s included, is "unmatched".
+ */
+function routeOf(req: Request): string {
+  const pattern: unknown = req.route?.path;
+  if (typeof pattern === "string") return `${req.baseUrl}${pattern}`;
+  if (req.baseUrl !== "") return `${req.baseUrl}/*`;
+  return UNMATCHED_ROUTE;
+}

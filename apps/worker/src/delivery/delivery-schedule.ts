@@ -1,0 +1,34 @@
+import type { Config } from "@gen/config";
+
+export type AttemptNo = 1 | 2 | 3;
+export type Schedule = Pick<Config, "webhookRetryDelayMs" | "webhookFinalAttemptMs" | "webhookTimeoutMs">;
+
+/** decisions.md: attempt 3 must finish within this of its due time. */
+export const FINAL_ATTEMPT_WINDOW_MS = 60_000;
+
+/**
+ * When the attempt after `failed` is due: attempt 2 a retry delay after attempt 1 failed;
+ * attempt 3 a fixed time after the task finished, or at once if attempt 2 failed after that.
+ * Null after attempt 3: the delivery is `failed`.
+ */
+export function nextAttemptDueAt(failed: AttemptNo, failedAt: Date, taskFinishedAt: Date, schedule: Schedule): Date | null {
+  if (failed === 1) return new Date(failedAt.getTime() + schedule.webhookRetryDelayMs);
+  if (failed === 2) return new Date(Math.max(taskFinishedAt.getTime() + schedule.webhookFinalAttemptMs, failedAt.getTime()));
+  return null;
+}
+
+/**
+ * The moment attempt `attempt` must have finished by. Attempts 1 and 2 must finish before attempt 3
+ * is due (task finished + final delay): attempt 2 is only ever due after attempt 1 has ended, so
+ * attempt 1 cannot run into it, and the bound that is left for both is attempt 3. Attempt 3 has
+ * 60 s from its due time.
+ */
+export function attemptWindowEndsAt(attempt: AttemptNo, dueAt: Date, taskFinishedAt: Date, schedule: Schedule): Date {
+  if (attempt === 3) return new Date(dueAt.getTime() + FINAL_ATTEMPT_WINDOW_MS);
+  return new Date(taskFinishedAt.getTime() + schedule.webhookFinalAttemptMs);
+}
+
+/** A claim at `now` can still finish inside the window only if the whole timeout fits. */
+export function fitsWindow(now: Date, windowEndsAt: Date, schedule: Schedule): boolean {
+  return now.getTime() + schedule.webhookTimeoutMs <= windowEndsAt.getTime();
+}

@@ -1,0 +1,83 @@
+import { DelayedError, type Job } from "bullmq";
+import { recordWebhookAttempt } from "@gen/metrics";
+import type { WebhookJobData } from "@gen/queues";
+import { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
+import { claimAttempt } from "./claim-attempt.ts";
+import type { DeliveryDeps } from "./delivery-deps.ts";
+import { attemptWindowEndsAt, fitsWindow } from "./delivery-schedule.ts";
+import { loadDeliveryState } from "./delivery-state.ts";
+import { finishAttempt, type OpenAttempt } from "./finish-attempt.ts";
+import { recordLostAttempt } from "./record-lost-attempt.ts";
+import { renderWithin } from "./render-body.ts";
+import { scheduleNextAttempt } from "./schedule-next-attempt.ts";
+
+const TERMINAL = new Set(["completed", "failed"]);
+// Clocks of the worker that scheduled a retry and of the one running it may differ a little; only
+// a job clearly ahead of its due time (an operator's manual enqueue, say) is put back.
+const EARLY_TOLERANCE_MS = 250;
+
+/**
+ * Runs delivery attempt `job.data.attempt` of a task. The job carries ids only and BullMQ delivers
+ * at least once, so everything is reloaded and every step is conditional: a duplicate job returns,
+ * a re-delivered job whose attempt was claimed but never finished records `attempt_lost` instead of
+ * sending twice, and a claim too late for its window is recorded as `stale_claim` without sending.
+ * The task row is only ever read.
+ */
+export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobData>, token?: string): Promise<void> {
+  const { taskId, attempt } = job.data;
+  if (attempt !== 1 && attempt !== 2 && attempt !== 3) return;
+  const state = await loadDeliveryState(deps.db, taskId, attempt);
+  if (!state || state.status === "delivered" || state.status === "failed") return;
+  if (!TERMINAL.has(state.taskStatus) || state.taskFinishedAt === null) return;
+  const taskFinishedAt = state.taskFinishedAt;
+
+  if (state.attemptId !== null && state.attemptStartedAt !== null) {
+    if (state.attemptFinishedAt !== null) return;
+    const open = { taskId, attempt, attemptId: state.attemptId, startedAt: state.attemptStartedAt, taskFinishedAt };
+    await recordLostAttempt(deps, open, "redelivered job");
+    return;
+  }
+
+  // Only the attempt the delivery waits for may run; anything else is a stray job.
+  if (state.attempts !== attempt - 1) return;
+  if (attempt === 1 ? state.status !== "pending" : state.status !== "in_progress" || state.nextAttemptAt === null) return;
+  const dueAt = attempt === 1 ? taskFinishedAt : state.nextAttemptAt!;
+
+  const now = deps.now();
+  if (attempt > 1 && token !== undefined && now.getTime() < dueAt.getTime() - EARLY_TOLERANCE_MS) {
+    await job.moveToDelayed(dueAt.getTime(), token);
+    throw new DelayedError();
+  }
+
+  const claim = await claimAttempt(deps.db, taskId, attempt, now);
+  if (!claim) return;
+  const open: OpenAttempt = { taskId, attempt, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt };
+  const result = await runAttempt(deps, open, state.url, dueAt);
+  const finishedAt = deps.now();
+  const next = await finishAttempt(deps.db, open, result, finishedAt, deps.config);
+  if (next === null) {
+    deps.logger.warn("webhook attempt finished after it was recorded as lost; result dropped", { task_id: taskId, attempt, delivery_id: claim.id, outcome: outcomeLabel(result) });
+    return;
+  }
+  // Dispatch time counts only attempts the receiver answered (any status).
+  recordWebhookAttempt(deps.metrics, outcomeLabel(result), result.status === null ? undefined : (finishedAt.getTime() - taskFinishedAt.getTime()) / 1000);
+  logResult(deps, open, result, next.kind);
+  await scheduleNextAttempt(deps, taskId, next);
+}
+
+async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, url: string, dueAt: Date): Promise<AttemptResult> {
+  const windowEndsAt = attemptWindowEndsAt(open.attempt, dueAt, open.taskFinishedAt, deps.config);
+  if (!fitsWindow(open.startedAt, windowEndsAt, deps.config)) {
+    return workerFailure("stale_claim", `claimed at ${open.startedAt.toISOString()}, window ends ${windowEndsAt.toISOString()}`);
+  }
+  const rendered = await renderWithin(deps.render, open.taskId, open.attemptId);
+  if (!rendered.ok) return rendered.result;
+  return deps.sender.send(url, rendered.body);
+}
+
+function logResult(deps: DeliveryDeps, open: OpenAttempt, result: AttemptResult, next: string): void {
+  // Never the URL: callers put secrets in it.
+  const fields = { task_id: open.taskId, attempt: open.attempt, delivery_id: open.attemptId, outcome: outcomeLabel(result), response_status: result.status, next };
+  if (result.ok) deps.logger.debug("webhook delivered", fields);
+  else deps.logger.info("webhook attempt failed", { ...fields, detail: result.detail });
+}

@@ -1,0 +1,104 @@
+import type { Queue } from "bullmq";
+import type { Config } from "@gen/config";
+import type { Database } from "@gen/db";
+import type { Logger } from "@gen/logger";
+import type { Metrics } from "@gen/metrics";
+import type { WebhookJobData } from "@gen/queues";
+import { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
+import type { AttemptNo } from "./delivery-schedule.ts";
+import { recordLostAttempt } from "./record-lost-attempt.ts";
+import { RENDER_TIMEOUT_MS } from "./render-body.ts";
+
+export interface ReconcileDeliveriesDeps {
+  config: Config;
+  db: Database;
+  webhookQueue: Queue<WebhookJobData>;
+  logger: Logger;
+  now?: () => Date;
+  metrics?: Metrics;
+}
+
+export interface ReconcileDeliveriesOptions {
+  /** How far past due something must be before it counts as stranded [RECONCILE_INTERVAL_MS]. */
+  graceMs?: number;
+  batch?: number;
+}
+
+export interface ReconcileDeliveriesResult {
+  /** Attempts enqueued because nothing else would have run them. */
+  enqueued: number;
+  /** Attempts recorded as `attempt_lost`. */
+  lost: number;
+}
+
+/**
+ * Repairs what a crash or a Redis data loss leaves behind, from PostgreSQL alone:
+ * (a) a terminal task whose delivery is still `pending` with no job for attempt 1 (the process died
+ *     between the task commit and the hand-off): attempt 1 is enqueued;
+ * (b) a delivery waiting for attempt k whose due time has passed with no job for it: attempt k is
+ *     enqueued;
+ * (c) an attempt claimed longer ago than it could possibly take, with no job left that would
+ *     notice: it is recorded as `attempt_lost` and the schedule goes on.
+ * Every change is conditional and job ids are per attempt, so every worker may run this at once.
+ */
+export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options: ReconcileDeliveriesOptions = {}): Promise<ReconcileDeliveriesResult> {
+  const clock = deps.now ?? (() => new Date());
+  const graceMs = options.graceMs ?? deps.config.reconcileIntervalMs;
+  const batch = options.batch ?? 500;
+  const result = { enqueued: 0, lost: 0 };
+
+  // (c) first: recording a lost attempt schedules the next one, which (b) would otherwise race.
+  const longestAttemptMs = RENDER_TIMEOUT_MS + deps.config.webhookTimeoutMs;
+  const openCutoff = new Date(clock().getTime() - longestAttemptMs - graceMs);
+  await paginate(batch, async (after) => {
+    const rows = await deps.db.$queryRaw<Array<{ id: string; taskId: string; attemptNo: number; startedAt: Date; taskFinishedAt: Date | null }>>`
+      SELECT a.id, a.task_id AS "taskId", a.attempt_no AS "attemptNo", a.started_at AS "startedAt", t.finished_at AS "taskFinishedAt"
+        FROM webhook_attempts a JOIN tasks t ON t.id = a.task_id
+       WHERE a.finished_at IS NULL AND a.started_at < ${openCutoff} AND a.id > ${after}
+       ORDER BY a.id LIMIT ${batch}`;
+    for (const row of rows) {
+      const attempt = row.attemptNo as AttemptNo;
+      if (row.taskFinishedAt === null || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, attempt))) continue;
+      const open = { taskId: row.taskId, attempt, attemptId: row.id, startedAt: row.startedAt, taskFinishedAt: row.taskFinishedAt };
+      if (await recordLostAttempt({ ...deps, now: clock }, open, "reconciler")) result.lost++;
+    }
+    return rows.map((row) => row.id);
+  });
+
+  // (a) terminal tasks whose attempt 1 was never handed off.
+  const finishedCutoff = new Date(clock().getTime() - graceMs);
+  await paginate(batch, async (after) => {
+    const rows = await deps.db.$queryRaw<Array<{ taskId: string }>>`
+      SELECT d.task_id AS "taskId"
+        FROM webhook_deliveries d JOIN tasks t ON t.id = d.task_id
+       WHERE d.status = 'pending' AND t.status IN ('completed', 'failed') AND t.finished_at < ${finishedCutoff} AND d.task_id > ${after}
+       ORDER BY d.task_id LIMIT ${batch}`;
+    for (const { taskId } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, 1)) result.enqueued++;
+    return rows.map((row) => row.taskId);
+  });
+
+  // (b) deliveries waiting for an attempt that is past due and has no job (Redis lost it).
+  const dueCutoff = new Date(clock().getTime() - graceMs);
+  await paginate(batch, async (after) => {
+    const rows = await deps.db.$queryRaw<Array<{ taskId: string; attempts: number }>>`
+      SELECT task_id AS "taskId", attempts
+        FROM webhook_deliveries
+       WHERE status = 'in_progress' AND next_attempt_at < ${dueCutoff} AND attempts IN (1, 2) AND task_id > ${after}
+       ORDER BY task_id LIMIT ${batch}`;
+    for (const { taskId, attempts } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, (attempts + 1) as AttemptNo)) result.enqueued++;
+    return rows.map((row) => row.taskId);
+  });
+
+  if (result.enqueued > 0 || result.lost > 0) deps.logger.warn("delivery reconciler repaired deliveries", { ...result });
+  return result;
+}
+
+/** Keyset pagination: `page` gets the last key of the previous page and returns its keys in order. */
+async function paginate(batch: number, page: (after: string) => Promise<string[]>): Promise<void> {
+  let after = "";
+  for (;;) {
+    const keys = await page(after);
+    if (keys.length < batch) return;
+    after = keys[keys.length - 1]!;
+  }
+}

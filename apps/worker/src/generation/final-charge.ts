@@ -1,0 +1,18 @@
+import { moderationCharge, tokenCharge, type ModelEntry } from "@gen/catalog";
+import type { PolicyStage } from "@gen/providers";
+
+/**
+ * decisions.md "Credits": a completed task keeps at most its reservation. Token-billed models are
+ * charged by tokens; when tokens are missing but images exist, the reservation is charged (never
+ * 80009 for new tasks). Failures refund in full except 80006 on the output, which keeps the
+ * model's post-generation charge.
+ */
+export function completedCharge(model: ModelEntry, reserved: number, tokens: { input: number; output: number } | undefined): number {
+  if (model.pricing?.method !== "tokens") return reserved;
+  return tokens ? tokenCharge(model, tokens, reserved) : reserved;
+}
+
+export function failedCharge(model: ModelEntry | undefined, reserved: number, code: number, stage: PolicyStage | undefined): number {
+  if (code !== 80006 || !model) return 0;
+  return moderationCharge(model, stage ?? "input", reserved);
+}

@@ -1,0 +1,21 @@
+import type { Queue } from "bullmq";
+import type { Catalog } from "@gen/catalog";
+import type { Config } from "@gen/config";
+import type { Database } from "@gen/db";
+import type { Logger } from "@gen/logger";
+import type { Metrics } from "@gen/metrics";
+import type { WebhookJobData } from "@gen/queues";
+import type { Storage } from "@gen/storage";
+import type { ProviderRegistry } from "./provider-registry.ts";
+
+export interface GenerationDeps {
+  config: Config;
+  db: Database;
+  catalog: Catalog;
+  providers: ProviderRegistry;
+  storage: Storage;
+  webhookQueue: Queue<WebhookJobData>;
+  logger: Logger;
+  /** Optional so that tests can build deps without a registry. */
+  metrics?: Metrics;
+}

@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+
+// Long enough to look at the delivery between the loss and attempt 2.
+const RETRY_MS = 1_500;
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, "../../../..");
+
+let fx: DeliveryFixture;
+let receiver: WebhookReceiver;
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  // A short lock so that a killed worker's job is handed on within about two seconds.
+  fx = await createDeliveryFixture({ timeoutMs: 5_000, retryDelayMs: RETRY_MS, finalAttemptMs: 30_000, jobLockMs: 1_000 });
+  // The first POST never gets an answer: the worker is killed while it waits for one.
+  receiver = await startWebhookReceiver(fx.cert, (index) => (index === 0 ? "hang" : 200));
+});
+afterAll(async () => {
+  child?.kill("SIGKILL");
+  await fx.close();
+  await receiver.close();
+});
+
+async function startChildWorker(): Promise<ChildProcess> {
+  const env = {
+    ...process.env,
+    DATABASE_URL: fx.config.databaseUrl,
+    QUEUE_PREFIX: fx.queuePrefix,
+    WEBHOOK_TIMEOUT_MS: String(fx.config.webhookTimeoutMs),
+    WEBHOOK_RETRY_DELAY_MS: String(fx.config.webhookRetryDelayMs),
+    WEBHOOK_FINAL_ATTEMPT_MS: String(fx.config.webhookFinalAttemptMs),
+    WEBHOOK_ALLOWED_CIDRS: fx.config.webhookAllowedCidrs.join(","),
+    JOB_LOCK_MS: String(fx.config.jobLockMs),
+    TEST_CA_PEM: fx.ca.cert,
+    NODE_OPTIONS: "",
+  };
+  const started = spawn(process.execPath, ["--import", "tsx", path.join(here, "helpers/crash-worker.ts")], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  started.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    started.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
+    started.once("exit", (code) => reject(new Error(`child worker exited (${code}): ${stderr}`)));
+  });
+  return started;
+}
+
+test("a worker killed mid-attempt: the attempt is recorded attempt_lost, not resent, and attempt 2 follows the schedule", async () => {
+  const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
+  child = await startChildWorker();
+  await fx.handOff(taskId);
+
+  // The child has claimed attempt 1 and its POST is at the receiver, unanswered.
+  await receiver.waitForRequests(1, 20_000);
+  const open = await fx.waitFor(async () => {
+    const [first] = await fx.attempts(taskId);
+    return first && first;
+  });
+  expect(open.finishedAt).toBeNull();
+  expect(await fx.webhookObject(taskId)).toMatchObject({ status: "in_progress", attempts: 1, last_error: null });
+
+  child.kill("SIGKILL");
+  await once(child, "exit");
+  const killedAt = Date.now();
+
+  // A fresh worker: BullMQ hands it the stalled job once the dead worker's lock has expired.
+  fx.startWorker();
+  const lost = await fx.waitFor(async () => {
+    const [first] = await fx.attempts(taskId);
+    return first?.finishedAt != null && first;
+  }, 20_000);
+  expect(lost).toMatchObject({ id: open.id, attemptNo: 1, outcome: "attempt_lost", responseStatus: null });
+  expect(lost.finishedAt!.getTime()).toBeGreaterThanOrEqual(killedAt);
+  expect(lost.durationMs).toBe(lost.finishedAt!.getTime() - open.startedAt.getTime());
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "in_progress",
+    attempts: 1,
+    response_status: null,
+    last_error: "attempt_lost",
+    last_attempt_at: open.startedAt.toISOString(),
+    delivered_at: null,
+  });
+  expect((await fx.delivery(taskId)).nextAttemptAt!.getTime()).toBe(lost.finishedAt!.getTime() + RETRY_MS);
+
+  const second = await fx.waitFor(async () => {
+    const rows = await fx.attempts(taskId);
+    return rows[1]?.finishedAt != null && rows[1];
+  }, 20_000);
+  // Attempt 1 was not sent again: the second POST is attempt 2, a retry delay after the loss was recorded.
+  expect(receiver.arrivals).toHaveLength(2);
+  const gap = receiver.arrivals[1]! - lost.finishedAt!.getTime();
+  expect(gap).toBeGreaterThanOrEqual(RETRY_MS - 5);
+  expect(gap).toBeLessThan(RETRY_MS + 1_500);
+  expect(second).toMatchObject({ attemptNo: 2, outcome: "delivered", responseStatus: 200 });
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "delivered",
+    attempts: 2,
+    response_status: 200,
+    last_error: null,
+    last_attempt_at: second.startedAt.toISOString(),
+    delivered_at: second.finishedAt!.toISOString(),
+  });
+}, 60_000);

@@ -1,0 +1,155 @@
+import { randomBytes } from "node:crypto";
+import { loadConfig, type Config } from "@gen/config";
+import { createDatabase, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
+import { newTaskId, newUserId } from "@gen/ids";
+import { createLogger } from "@gen/logger";
+import { QUEUE_NAMES, createQueue, createRedis, enqueueWebhookAttempt, type WebhookJobData } from "@gen/queues";
+import { taskObject } from "@gen/task-render";
+import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
+import { fakeResolver } from "../../../../../packages/webhook-sender/test/helpers/fake-resolver.ts";
+import { createTestCa, issueServerCert, type KeyPair } from "../../../../../packages/webhook-sender/test/helpers/test-pki.ts";
+import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "../../../src/delivery/index.ts";
+
+/** The receiver's name; the injected resolver maps it to 127.0.0.1, the only allowed address. */
+export const HOST = "hooks.test.example";
+/** Resolves to 127.0.0.2, which the allow list leaves blocked (nothing is ever sent there). */
+export const BLOCKED_HOST = "blocked.test.example";
+
+export interface FixtureOptions {
+  timeoutMs: number;
+  retryDelayMs: number;
+  finalAttemptMs: number;
+  jobLockMs?: number;
+  /** Defaults to the run's database (DATABASE_URL). */
+  databaseUrl?: string;
+}
+
+export interface TaskOptions {
+  status?: "completed" | "failed";
+  url: string;
+  /** Defaults to now. */
+  finishedAt?: Date;
+}
+
+export type DeliveryFixture = Awaited<ReturnType<typeof createDeliveryFixture>>;
+
+/**
+ * One test file's world: the run's PostgreSQL, the shared Redis under a QUEUE_PREFIX of its own,
+ * a test CA and certificates, and a sender that resolves test names to loopback and trusts only
+ * that CA.
+ */
+export async function createDeliveryFixture(options: FixtureOptions) {
+  const queuePrefix = `test_dlv_${randomBytes(4).toString("hex")}`;
+  const config: Config = loadConfig({
+    DATABASE_URL: options.databaseUrl ?? process.env.DATABASE_URL,
+    QUEUE_PREFIX: queuePrefix,
+    WEBHOOK_TIMEOUT_MS: String(options.timeoutMs),
+    WEBHOOK_RETRY_DELAY_MS: String(options.retryDelayMs),
+    WEBHOOK_FINAL_ATTEMPT_MS: String(options.finalAttemptMs),
+    WEBHOOK_ALLOWED_CIDRS: "127.0.0.1/32",
+    JOB_LOCK_MS: String(options.jobLockMs ?? 30_000),
+    LOG_LEVEL: "silent",
+  });
+  const db = createDatabase(config.databaseUrl);
+  const redis = createRedis(config.redisUrl, "blocking");
+  const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, queuePrefix);
+  const logger = createLogger("worker-test", "silent");
+  const ca: KeyPair = await createTestCa("Delivery Test CA");
+  const cert = await issueServerCert([HOST], { ca });
+  const lookup = fakeResolver((hostname) => (hostname === HOST ? ["127.0.0.1"] : hostname === BLOCKED_HOST ? ["127.0.0.2"] : { code: "ENOTFOUND" }));
+  const sender: WebhookSender = createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs, lookup, ca: ca.cert });
+  const userId = newUserId();
+  await db.user.create({ data: { id: userId, credits: 0 } });
+  const workers: DeliveryWorker[] = [];
+
+  return {
+    config,
+    db,
+    redis,
+    queue,
+    logger,
+    ca,
+    cert,
+    lookup,
+    sender,
+    queuePrefix,
+
+    /** A delivery worker as main.ts would run it, with the test sender. */
+    startWorker(overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
+      const worker = createDeliveryWorker({ config, db, redis, logger, sender, ...overrides });
+      workers.push(worker);
+      return worker;
+    },
+
+    /** A terminal task with a `pending` delivery, as the generation worker leaves it before the hand-off. */
+    async createTask(task: TaskOptions): Promise<string> {
+      const id = newTaskId();
+      const failed = task.status === "failed";
+      await db.task.create({
+        data: {
+          id,
+          userId,
+          endpoint: "images",
+          model: "sim-image-1",
+          status: failed ? "failed" : "completed",
+          input: { prompt: "a lighthouse" },
+          output: failed ? undefined : { image_urls: [`https://cdn.test.example/tasks/${id}/0.png`] },
+          errorCode: failed ? 80003 : null,
+          errorMessage: failed ? "Upstream returned a terminal failure" : null,
+          webhookUrl: task.url,
+          requestId: "req_000000000000000000000000",
+          billingMethod: "flat",
+          reservedCredits: 4,
+          chargedCredits: failed ? 0 : 4,
+          refundedCredits: failed ? 4 : 0,
+          startedAt: new Date(Date.now() - 1_000),
+          finishedAt: task.finishedAt ?? new Date(),
+        },
+      });
+      await db.webhookDelivery.create({ data: { taskId: id, url: task.url, status: "pending" } });
+      return id;
+    },
+
+    /** What the generation worker does right after the terminal commit. */
+    handOff: (taskId: string) => enqueueWebhookAttempt(queue, taskId, 1, 0),
+
+    task: (taskId: string): Promise<Task> => db.task.findUniqueOrThrow({ where: { id: taskId } }),
+    delivery: (taskId: string): Promise<WebhookDelivery> => db.webhookDelivery.findUniqueOrThrow({ where: { taskId } }),
+    attempts: (taskId: string): Promise<WebhookAttempt[]> => db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
+
+    /** The `webhook` object of `GET /api/v1/tasks/{id}?include=webhook`, rendered as the gateway does. */
+    async webhookObject(taskId: string): Promise<Record<string, unknown>> {
+      const [task, delivery] = await Promise.all([db.task.findUniqueOrThrow({ where: { id: taskId } }), db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })]);
+      return JSON.parse(JSON.stringify(taskObject(task, { webhook: delivery }).webhook)) as Record<string, unknown>;
+    },
+
+    /** Polls until `check` returns a value other than undefined/false. */
+    async waitFor<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = await check();
+        if (value !== undefined && value !== false) return value;
+        if (Date.now() > deadline) throw new Error("condition not met in time");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+
+    async stopWorkers(): Promise<void> {
+      await Promise.all(workers.splice(0).map((worker) => worker.close()));
+    },
+
+    async close(): Promise<void> {
+      await Promise.all(workers.splice(0).map((worker) => worker.close()));
+      sender.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      redis.disconnect();
+      await db.$disconnect();
+    },
+  };
+}
+
+/** The receiver URL for a port; the query carries a caller secret, as the contract suggests. */
+export const hookUrl = (port: number, host = HOST) => `https://${host}:${port}/hooks/gen?secret=s3cr%2Ft`;
+
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

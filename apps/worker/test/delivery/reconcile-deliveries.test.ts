@@ -1,0 +1,182 @@
+import { Worker } from "bullmq";
+import { newDeliveryId } from "@gen/ids";
+import { QUEUE_NAMES, webhookJobId, enqueueWebhookAttempt } from "@gen/queues";
+import { reconcileDeliveries } from "../../src/delivery/index.ts";
+import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+import { createIsolatedDatabase } from "./helpers/isolated-database.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+
+const RETRY_MS = 1_000;
+const GRACE_MS = 300;
+let database: Awaited<ReturnType<typeof createIsolatedDatabase>>;
+let fx: DeliveryFixture;
+let ok: WebhookReceiver;
+
+beforeAll(async () => {
+  database = await createIsolatedDatabase();
+  fx = await createDeliveryFixture({ timeoutMs: 300, retryDelayMs: RETRY_MS, finalAttemptMs: 30_000, databaseUrl: database.url });
+  ok = await startWebhookReceiver(fx.cert);
+}, 60_000);
+afterEach(() => fx.stopWorkers());
+afterAll(async () => {
+  await fx.close();
+  await ok.close();
+  await database.drop();
+});
+
+const reconcile = () => reconcileDeliveries({ config: fx.config, db: fx.db, webhookQueue: fx.queue, logger: fx.logger }, { graceMs: GRACE_MS });
+const jobState = (taskId: string, attempt: number) => fx.queue.getJobState(webhookJobId(taskId, attempt));
+const ago = (ms: number) => new Date(Date.now() - ms);
+const postsFor = (receiver: WebhookReceiver, taskId: string) => receiver.requests.filter((request) => request.body.toString("utf8").includes(taskId)).length;
+
+async function lostRedis() {
+  await fx.queue.obliterate({ force: true });
+}
+
+async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: number; startedAgoMs: number }) {
+  const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(options.finishedAgoMs) });
+  for (let no = 1; no < attemptNo; no++) {
+    await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: no, startedAt: ago(options.startedAgoMs + 2_000), finishedAt: ago(options.startedAgoMs + 1_900), outcome: "http_500", responseStatus: 500, durationMs: 100 } });
+  }
+  const attempt = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs) } });
+  await fx.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "in_progress", attempts: attemptNo, responseStatus: attemptNo > 1 ? 500 : null, lastError: attemptNo > 1 ? "http_500" : null, lastAttemptAt: attempt.startedAt, nextAttemptAt: null },
+  });
+  return { taskId, attempt };
+}
+
+test("(a) a terminal task whose hand-off never happened gets attempt 1; fresh, unfinished and queued ones are left alone", async () => {
+  const stranded = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+  const fresh = await fx.createTask({ url: hookUrl(ok.port) });
+  const running = await fx.createTask({ url: hookUrl(ok.port) });
+  await fx.db.task.update({ where: { id: running }, data: { status: "in_progress", finishedAt: null } });
+  const queued = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+  await fx.handOff(queued);
+
+  expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+  expect(await jobState(stranded, 1)).toBe("waiting");
+  expect(await jobState(fresh, 1)).toBe("unknown");
+  expect(await jobState(running, 1)).toBe("unknown");
+  // A second pass (or another worker's) finds a live job everywhere.
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
+
+  fx.startWorker();
+  await fx.waitFor(async () => (await fx.delivery(stranded)).status === "delivered" && (await fx.delivery(queued)).status === "delivered");
+  expect(postsFor(ok, stranded)).toBe(1);
+  expect(postsFor(ok, queued)).toBe(1);
+  expect((await fx.delivery(running)).status).toBe("pending");
+
+  // Past the grace period the fresh one counts as stranded too.
+  await new Promise((resolve) => setTimeout(resolve, GRACE_MS));
+  expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+  await fx.waitFor(async () => (await fx.delivery(fresh)).status === "delivered");
+});
+
+test("(a) a job that failed (its handler threw) is replaced", async () => {
+  const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+  await fx.handOff(taskId);
+  const connection = fx.redis.duplicate();
+  const worker = new Worker(QUEUE_NAMES.webhook, null, { connection, prefix: fx.queuePrefix, autorun: false });
+  const job = await worker.getNextJob("token-1");
+  expect(job?.id).toBe(webhookJobId(taskId, 1));
+  await job!.moveToFailed(new Error("database unavailable"), "token-1", false);
+  await worker.close();
+  connection.disconnect();
+  expect(await jobState(taskId, 1)).toBe("failed");
+
+  expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+  expect(await jobState(taskId, 1)).toBe("waiting");
+  fx.startWorker();
+  await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
+});
+
+test("(a)+(b) after Redis lost every job, pending and waiting deliveries are enqueued again once due", async () => {
+  const flaky = await startWebhookReceiver(fx.cert, (index) => (index === 0 ? 500 : 200));
+  try {
+    const between = await fx.createTask({ url: hookUrl(flaky.port) });
+    fx.startWorker();
+    await fx.handOff(between);
+    const [first] = await fx.waitFor(async () => {
+      const rows = await fx.attempts(between);
+      return rows[0]?.finishedAt != null && rows;
+    });
+    await fx.stopWorkers();
+    expect(await jobState(between, 2)).toBe("delayed");
+    const handedOff = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+    await fx.handOff(handedOff);
+
+    await lostRedis();
+    expect(await jobState(between, 2)).toBe("unknown");
+    expect(await jobState(handedOff, 1)).toBe("unknown");
+
+    // Attempt 2 is not due yet: only the pending delivery is enqueued.
+    expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+    expect(await jobState(handedOff, 1)).toBe("waiting");
+    expect(await jobState(between, 2)).toBe("unknown");
+
+    const due = (await fx.delivery(between)).nextAttemptAt!;
+    expect(due.getTime()).toBe(first!.finishedAt!.getTime() + RETRY_MS);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due.getTime() + GRACE_MS + 50 - Date.now())));
+    expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+    expect(await jobState(between, 2)).toBe("waiting");
+
+    fx.startWorker();
+    await fx.waitFor(async () => (await fx.delivery(between)).status === "delivered" && (await fx.delivery(handedOff)).status === "delivered");
+    expect(flaky.arrivals).toHaveLength(2);
+    expect(postsFor(ok, handedOff)).toBe(1);
+    expect(await fx.webhookObject(between)).toMatchObject({ status: "delivered", attempts: 2, response_status: 200, last_error: null });
+  } finally {
+    await flaky.close();
+  }
+});
+
+test("(c) an attempt that never finished and has no job is attempt_lost, and attempt 2 follows the schedule", async () => {
+  const orphan = await seedOpenAttempt(1, { finishedAgoMs: 10_000, startedAgoMs: 9_000 });
+  // This one's job is still queued: the handler, not the reconciler, deals with it.
+  const queued = await seedOpenAttempt(1, { finishedAgoMs: 10_000, startedAgoMs: 9_000 });
+  await enqueueWebhookAttempt(fx.queue, queued.taskId, 1, 0);
+  // Too recent to be lost: it may still be running.
+  const recent = await seedOpenAttempt(1, { finishedAgoMs: 1_000, startedAgoMs: 500 });
+
+  const before = Date.now();
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
+  const [lost] = await fx.attempts(orphan.taskId);
+  expect(lost).toMatchObject({ id: orphan.attempt.id, outcome: "attempt_lost", responseStatus: null });
+  expect(lost!.durationMs).toBe(lost!.finishedAt!.getTime() - orphan.attempt.startedAt.getTime());
+  expect(await fx.webhookObject(orphan.taskId)).toMatchObject({ status: "in_progress", attempts: 1, last_error: "attempt_lost", response_status: null, delivered_at: null });
+  const due = (await fx.delivery(orphan.taskId)).nextAttemptAt!;
+  expect(due.getTime()).toBe(lost!.finishedAt!.getTime() + RETRY_MS);
+  expect(await jobState(orphan.taskId, 2)).toBe("delayed");
+  expect((await fx.attempts(queued.taskId))[0]!.finishedAt).toBeNull();
+  expect((await fx.attempts(recent.taskId))[0]!.finishedAt).toBeNull();
+
+  fx.startWorker();
+  await fx.waitFor(async () => (await fx.delivery(orphan.taskId)).status === "delivered");
+  const [, second] = await fx.attempts(orphan.taskId);
+  expect(second!.startedAt.getTime()).toBeGreaterThanOrEqual(before + RETRY_MS - 5);
+  expect(postsFor(ok, orphan.taskId)).toBe(1);
+  // The queued job ran: it found its attempt open and recorded it lost instead of sending it.
+  await fx.waitFor(async () => (await fx.attempts(queued.taskId))[0]!.outcome === "attempt_lost" || undefined);
+});
+
+test("(c) a lost attempt 3 ends the delivery as failed", async () => {
+  const { taskId } = await seedOpenAttempt(3, { finishedAgoMs: 40_000, startedAgoMs: 8_000 });
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
+  expect(await fx.webhookObject(taskId)).toMatchObject({ status: "failed", attempts: 3, last_error: "attempt_lost", response_status: null, delivered_at: null });
+  expect((await fx.delivery(taskId)).nextAttemptAt).toBeNull();
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
+});
+
+test("reconcilers running at once on several workers still send one POST", async () => {
+  const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+  const results = await Promise.all([reconcile(), reconcile(), reconcile()]);
+  expect(results.reduce((sum, result) => sum + result.enqueued, 0)).toBeGreaterThanOrEqual(1);
+  fx.startWorker();
+  fx.startWorker();
+  await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
+  await Promise.all([reconcile(), reconcile()]);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(postsFor(ok, taskId)).toBe(1);
+  expect(await fx.attempts(taskId)).toHaveLength(1);
+});

@@ -1,0 +1,48 @@
+import { loadCatalog } from "@gen/catalog";
+import { loadConfig } from "@gen/config";
+import { createDatabase } from "@gen/db";
+import { newTaskId, newUserId } from "@gen/ids";
+import { createLogger } from "@gen/logger";
+import { createMetrics, renderMetrics } from "@gen/metrics";
+import type { GenerationDeps } from "../src/generation/generation-deps.ts";
+import { processGeneration } from "../src/generation/process-generation.ts";
+
+const db = createDatabase(process.env.DATABASE_URL!);
+const userId = newUserId();
+
+beforeAll(async () => {
+  await db.user.create({ data: { id: userId, credits: 10 } });
+});
+afterAll(() => db.$disconnect());
+
+const line = (body: string, prefix: string) => body.split("\n").find((l) => l.startsWith(prefix));
+
+test("a settled task is counted once by status and code, and its generation is timed by endpoint", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  // A model missing from the catalog fails with 80001 before any provider, storage or queue is used.
+  const unused = () => {
+    throw new Error("not used by this test");
+  };
+  const deps = {
+    config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL }),
+    db,
+    catalog: loadCatalog(undefined),
+    providers: unused,
+    storage: {},
+    webhookQueue: {},
+    logger: createLogger("worker-test", "silent"),
+    metrics,
+  } as unknown as GenerationDeps;
+  const id = newTaskId();
+  await db.task.create({
+    data: { id, userId, endpoint: "audio", model: "no-such-model", status: "queued", input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 },
+  });
+
+  await processGeneration(deps, id);
+  await processGeneration(deps, id); // BullMQ may deliver twice: the second run finds it terminal.
+
+  expect((await db.task.findUniqueOrThrow({ where: { id } })).errorCode).toBe(80001);
+  const { body } = await renderMetrics(metrics);
+  expect(line(body, 'tasks_finished_total{status="failed",code="80001"}')).toBe('tasks_finished_total{status="failed",code="80001"} 1');
+  expect(line(body, 'generation_duration_seconds_count{endpoint="audio"}')).toBe('generation_duration_seconds_count{endpoint="audio"} 1');
+});

@@ -1,0 +1,39 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createLogger } from "@gen/logger";
+import { createMetrics } from "@gen/metrics";
+import { startMetricsServer } from "../src/start-metrics-server.ts";
+
+const logger = createLogger("worker-test", "silent");
+const close = (server: Server) => new Promise((resolve) => server.close(resolve));
+
+test("port 0 means no server", async () => {
+  expect(await startMetricsServer(createMetrics({ defaultMetrics: false }), 0, logger)).toBeUndefined();
+});
+
+test("a taken port is not fatal: the worker runs without metrics", async () => {
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, resolve));
+  try {
+    const port = (squatter.address() as AddressInfo).port;
+    expect(await startMetricsServer(createMetrics({ defaultMetrics: false }), port, logger)).toBeUndefined();
+  } finally {
+    await close(squatter);
+  }
+});
+
+test("serves GET /metrics on the port", async () => {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await close(probe);
+  const server = await startMetricsServer(createMetrics({ defaultMetrics: false }), port, logger);
+  expect(server).toBeDefined();
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("# TYPE tasks_finished_total counter");
+  } finally {
+    await close(server!);
+  }
+});

@@ -1,0 +1,117 @@
+import type { AddressInfo } from "node:net";
+import { METRIC_NAMES, createMetrics, recordHttpRequest, recordTaskFinished, recordWebhookAttempt, renderMetrics, serveMetrics, type CountableQueue } from "../src/index.ts";
+
+const queue = (name: string, counts: () => Promise<Record<string, number>>): CountableQueue => ({ name, getJobCounts: counts });
+
+test("every metric is declared with its help and type, default metrics included", async () => {
+  const { body, contentType } = await renderMetrics(createMetrics());
+  expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+  for (const name of Object.values(METRIC_NAMES)) expect(body).toContain(`# HELP ${name} `);
+  expect(body).toContain("# TYPE http_requests_total counter");
+  expect(body).toContain("# TYPE http_request_duration_seconds histogram");
+  expect(body).toContain("# TYPE tasks_finished_total counter");
+  expect(body).toContain("# TYPE generation_duration_seconds histogram");
+  expect(body).toContain("# TYPE webhook_attempts_total counter");
+  expect(body).toContain("# TYPE webhook_dispatch_seconds histogram");
+  expect(body).toContain("# TYPE queue_jobs gauge");
+  expect(body).toContain("process_cpu_user_seconds_total");
+  expect(body).toContain("nodejs_eventloop_lag_seconds");
+});
+
+test("each call has its own registry", async () => {
+  const a = createMetrics({ defaultMetrics: false });
+  const b = createMetrics({ defaultMetrics: false });
+  recordWebhookAttempt(a, "delivered");
+  expect((await renderMetrics(a)).body).toContain('webhook_attempts_total{outcome="delivered"} 1');
+  expect((await renderMetrics(b)).body).not.toContain('webhook_attempts_total{outcome="delivered"}');
+});
+
+test("http requests are counted and timed by method, route pattern and status", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  recordHttpRequest(metrics, { method: "GET", route: "/api/v1/tasks/:id", status: 200, seconds: 0.02 });
+  recordHttpRequest(metrics, { method: "GET", route: "/api/v1/tasks/:id", status: 200, seconds: 0.03 });
+  recordHttpRequest(metrics, { method: "GET", route: "unmatched", status: 404, seconds: 0.001 });
+  const { body } = await renderMetrics(metrics);
+  expect(body).toContain('http_requests_total{method="GET",route="/api/v1/tasks/:id",status="200"} 2');
+  expect(body).toContain('http_requests_total{method="GET",route="unmatched",status="404"} 1');
+  expect(body).toContain('http_request_duration_seconds_count{method="GET",route="/api/v1/tasks/:id",status="200"} 2');
+  expect(body).toContain('http_request_duration_seconds_bucket{le="0.025",method="GET",route="/api/v1/tasks/:id",status="200"} 1');
+});
+
+test("task outcomes by status and code, generation duration by endpoint", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  const startedAt = new Date("2026-01-01T00:00:00Z");
+  recordTaskFinished(metrics, { status: "completed", errorCode: null, endpoint: "images", startedAt, finishedAt: new Date(startedAt.getTime() + 3000) });
+  recordTaskFinished(metrics, { status: "failed", errorCode: 80006, endpoint: "images", startedAt, finishedAt: new Date(startedAt.getTime() + 700) });
+  // Never started (failed before markStarted could run): counted, not timed.
+  recordTaskFinished(metrics, { status: "failed", errorCode: 80001, endpoint: "audio", startedAt: null, finishedAt: new Date() });
+  recordTaskFinished(undefined, { status: "failed", errorCode: 80001, endpoint: "audio", startedAt: null, finishedAt: null });
+  const { body } = await renderMetrics(metrics);
+  expect(body).toContain('tasks_finished_total{status="completed",code="none"} 1');
+  expect(body).toContain('tasks_finished_total{status="failed",code="80006"} 1');
+  expect(body).toContain('tasks_finished_total{status="failed",code="80001"} 1');
+  expect(body).toContain('generation_duration_seconds_count{endpoint="images"} 2');
+  expect(body).toContain('generation_duration_seconds_sum{endpoint="images"} 3.7');
+  expect(body).toContain('generation_duration_seconds_bucket{le="1",endpoint="images"} 1');
+  expect(body).not.toContain('generation_duration_seconds_count{endpoint="audio"}');
+});
+
+test("webhook attempts by outcome; dispatch latency only when given", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  recordWebhookAttempt(metrics, "http_503", 0.4);
+  recordWebhookAttempt(metrics, "timeout");
+  recordWebhookAttempt(metrics, "delivered", 41);
+  recordWebhookAttempt(undefined, "delivered", 1);
+  const { body } = await renderMetrics(metrics);
+  expect(body).toContain('webhook_attempts_total{outcome="http_503"} 1');
+  expect(body).toContain('webhook_attempts_total{outcome="timeout"} 1');
+  expect(body).toContain('webhook_attempts_total{outcome="delivered"} 1');
+  expect(body).toContain("webhook_dispatch_seconds_count 2");
+  expect(body).toContain('webhook_dispatch_seconds_bucket{le="0.5"} 1');
+  expect(body).toContain('webhook_dispatch_seconds_bucket{le="45"} 2');
+});
+
+test("queue depths are read at scrape time; a queue that does not answer in time loses its series", async () => {
+  let depth = 3;
+  let healthy = true;
+  const generation = queue("generation", async () => ({ waiting: depth, active: 1, delayed: 0, failed: 2 }));
+  const webhook = queue("webhook-delivery", () => (healthy ? Promise.resolve({ delayed: 5 }) : new Promise(() => {})));
+  const metrics = createMetrics({ defaultMetrics: false, queues: [generation, webhook], queueTimeoutMs: 100 });
+
+  let { body } = await renderMetrics(metrics);
+  expect(body).toContain('queue_jobs{queue="generation",state="waiting"} 3');
+  expect(body).toContain('queue_jobs{queue="generation",state="active"} 1');
+  expect(body).toContain('queue_jobs{queue="generation",state="failed"} 2');
+  expect(body).toContain('queue_jobs{queue="generation",state="prioritized"} 0');
+  expect(body).toContain('queue_jobs{queue="webhook-delivery",state="delayed"} 5');
+
+  depth = 7;
+  healthy = false;
+  ({ body } = await renderMetrics(metrics));
+  expect(body).toContain('queue_jobs{queue="generation",state="waiting"} 7');
+  expect(body).not.toContain('queue_jobs{queue="webhook-delivery"');
+  expect(body).toContain('queue_jobs_collect_errors_total{queue="webhook-delivery"} 1');
+});
+
+test("a rejecting queue does not fail the scrape", async () => {
+  const metrics = createMetrics({ defaultMetrics: false, queues: [queue("generation", () => Promise.reject(new Error("Connection is closed.")))] });
+  const { body } = await renderMetrics(metrics);
+  expect(body).toContain('queue_jobs_collect_errors_total{queue="generation"} 1');
+});
+
+test("serveMetrics answers GET /metrics and nothing else", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  recordWebhookAttempt(metrics, "delivered", 0.2);
+  const server = await serveMetrics(metrics, { port: 0, host: "127.0.0.1" });
+  try {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await res.text()).toContain('webhook_attempts_total{outcome="delivered"} 1');
+    expect((await fetch(`${base}/`)).status).toBe(404);
+    expect((await fetch(`${base}/metrics`, { method: "POST" })).status).toBe(404);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

@@ -1,0 +1,1 @@
+export { buildOpenApi, type OpenApiOptions } from "./build-openapi.ts";

@@ -1,0 +1,106 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+let service: ChildProcess | undefined;
+let base = "";
+let env: NodeJS.ProcessEnv;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  env = {
+    ...process.env,
+    NODE_OPTIONS: "",
+    PORT: String(port),
+    BASE_URL: base,
+    QUEUE_PREFIX: `start_${randomBytes(4).toString("hex")}`,
+    STORAGE_DIR: mkdtempSync(path.join(os.tmpdir(), "gen-start-")),
+    LOG_LEVEL: "warn",
+  };
+  // Exactly the documented command, in its own process group like a terminal session.
+  service = spawn("pnpm", ["start"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
+  for (let i = 0; i < 200; i++) {
+    const ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    if (ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("pnpm start did not become ready");
+}, 40_000);
+
+afterAll(() => {
+  try {
+    process.kill(-service!.pid!, "SIGKILL");
+  } catch {
+    /* already gone */
+  }
+});
+
+const BODIES: [string, Record<string, unknown>, string | null][] = [
+  ["/api/v1/images/generations", { model: "sim-image-1", prompt: "a lighthouse", size: "256x256" }, "image_urls"],
+  ["/api/v1/videos/generations", { model: "sim-video-1", prompt: "waves", duration_seconds: 1 }, "video_urls"],
+  ["/api/v1/audio/generations", { model: "sim-audio-1", prompt: "rain", duration_seconds: 1 }, "audio_urls"],
+  ["/api/v1/detect", { model: "sim-detect-1", text: "Is this machine written?" }, null],
+  ["/api/v1/humanize", { model: "sim-humanize-1", text: "It is imperative to note." }, null],
+  ["/api/v1/essay", { model: "sim-essay-1", prompt: "On bridges", max_words: 80 }, null],
+  ["/api/v1/moderations", { model: "sim-moderation-1", input: "hello" }, null],
+];
+
+test("pnpm start + pnpm admin: every endpoint completes with the shipped catalog and media is served", async () => {
+  const { stdout } = await run("pnpm", ["admin", "create-key", "--credits", "10000"], { env });
+  const auth = `Bearer ${JSON.parse(stdout).api_key}`;
+  for (const [endpoint, body, field] of BODIES) {
+    const submitted = await fetch(`${base}${endpoint}`, { method: "POST", headers: { Authorization: auth, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    expect(submitted.status).toBe(202);
+    const location = submitted.headers.get("location")!;
+    let task: any;
+    for (let i = 0; i < 200; i++) {
+      task = await (await fetch(`${base}${location}`, { headers: { Authorization: auth } })).json();
+      if (task.status === "completed" || task.status === "failed") break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect({ endpoint, status: task.status }).toEqual({ endpoint, status: "completed" });
+    if (field) {
+      for (const url of task.output[field]) {
+        expect(url.startsWith(`${base}/cdn/`)).toBe(true);
+        expect((await fetch(url)).status).toBe(200);
+      }
+    }
+  }
+}, 60_000);
+
+test("SIGTERM stops gateway and worker within a bounded time", async () => {
+  const started = Date.now();
+  const exited = new Promise<number | null>((resolve) => service!.once("exit", (code) => resolve(code)));
+  process.kill(-service!.pid!, "SIGTERM");
+  await exited;
+  expect(Date.now() - started).toBeLessThan(20_000);
+  await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+}, 30_000);
+
+test.each([
+  ["PostgreSQL", { DATABASE_URL: "postgresql://postgres@127.0.0.1:1/gen" }, /^gateway: PostgreSQL does not answer at 127\.0\.0\.1:1\/gen \(DATABASE_URL\)/],
+  ["Redis", { REDIS_URL: "redis://127.0.0.1:1" }, /^gateway: Redis does not answer at 127\.0\.0\.1:1 \(REDIS_URL\)/],
+])("pnpm start without %s fails with one clear line", async (_name, broken, pattern) => {
+  const result = await run("pnpm", ["start"], { env: { ...env, ...broken } }).then(
+    () => ({ code: 0, stderr: "" }),
+    (error: { code: number; stderr: string }) => error,
+  );
+  expect(result.code).toBe(1);
+  const lines = result.stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+}, 30_000);

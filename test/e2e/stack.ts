@@ -1,0 +1,147 @@
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Worker } from "bullmq";
+import { loadConfig, type Config } from "@gen/config";
+import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
+import { createLogger } from "@gen/logger";
+import { createRedis } from "@gen/queues";
+import { createStorage } from "@gen/storage";
+import { createScratchDatabase } from "../support/scratch-database.ts";
+import { createUpstreamSim } from "../../apps/upstream-sim/src/create-upstream-sim.ts";
+import { createApp } from "../../apps/gateway/src/create-app.ts";
+import { buildDeps, closeDeps } from "../../apps/gateway/src/services/build-deps.ts";
+import type { GatewayDeps } from "../../apps/gateway/src/services/gateway-deps.ts";
+import { createGenerationWorker } from "../../apps/worker/src/generation/create-generation-worker.ts";
+import { createProviderRegistry } from "../../apps/worker/src/generation/provider-registry.ts";
+
+export interface Stack {
+  baseUrl: string;
+  config: Config;
+  gateway: GatewayDeps;
+  env: Record<string, string>;
+  startWorker(): Worker;
+  user(credits?: number): Promise<{ userId: string; auth: string }>;
+  submit(auth: string, path: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, any> }>;
+  get(auth: string, path: string): Promise<{ status: number; body: Record<string, any> }>;
+  waitTerminal(auth: string, taskId: string, timeoutMs?: number): Promise<Record<string, any>>;
+  close(): Promise<void>;
+}
+
+async function listen(server: http.Server): Promise<number> {
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * The whole service on loopback: a real gateway HTTP server (so media URLs can be fetched), the
+ * upstream simulator, and generation workers started on demand, on a PostgreSQL database and a
+ * Redis QUEUE_PREFIX of their own.
+ */
+export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
+  const upstreamServer = http.createServer();
+  const upstreamPort = await listen(upstreamServer);
+  upstreamServer.on("request", createUpstreamSim({ publicUrl: `http://127.0.0.1:${upstreamPort}` }));
+
+  const server = http.createServer();
+  const port = await listen(server);
+  // A database per stack: reconcilers and workers scan whole tables, and must see only this stack's tasks.
+  const database = await createScratchDatabase();
+  const env: Record<string, string> = {
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: `e2e_${randomBytes(4).toString("hex")}`,
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    STORAGE_DIR: mkdtempSync(path.join(os.tmpdir(), "gen-storage-")),
+    UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
+    POLL_RATE_PER_SEC: "10000",
+    POLL_RATE_BURST: "10000",
+    SUBMIT_RATE_PER_SEC: "10000",
+    SUBMIT_RATE_BURST: "10000",
+    LOG_LEVEL: "silent",
+    ...extraEnv,
+  };
+  const config = loadConfig(env);
+  const logger = createLogger("e2e", config.logLevel);
+  const gateway = buildDeps(config, logger);
+  server.on("request", createApp(gateway));
+  const workers: { worker: Worker; close(): Promise<void> }[] = [];
+  const baseUrl = config.baseUrl;
+
+  const call = async (auth: string, method: string, pathname: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${pathname}`, {
+      method,
+      headers: { Authorization: auth, ...(body ? { "Content-Type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+
+  const stack: Stack = {
+    baseUrl,
+    config,
+    gateway,
+    env,
+    startWorker() {
+      const redis = createRedis(config.redisUrl, "blocking");
+      const worker = createGenerationWorker(
+        { config, db: gateway.db, catalog: gateway.catalog, providers: createProviderRegistry(config.upstreamUrl), storage: createStorage(config), webhookQueue: gateway.webhookQueue, logger },
+        redis,
+      );
+      workers.push({ worker, close: async () => { await worker.close(); redis.disconnect(); } });
+      return worker;
+    },
+    async user(credits = 100_000) {
+      const userId = newUserId();
+      const apiKey = newApiKey();
+      await gateway.db.$transaction([
+        gateway.db.user.create({ data: { id: userId, credits } }),
+        gateway.db.ledgerEntry.create({ data: { userId, kind: "grant", amount: credits, delta: credits } }),
+        gateway.db.apiKey.create({ data: { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) } }),
+      ]);
+      return { userId, auth: `Bearer ${apiKey}` };
+    },
+    submit: (auth, pathname, body) => call(auth, "POST", pathname, body),
+    get: (auth, pathname) => call(auth, "GET", pathname),
+    async waitTerminal(auth, taskId, timeoutMs = 20_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const { body } = await call(auth, "GET", `/api/v1/tasks/${taskId}?include=billing,webhook`);
+        if (body.status === "completed" || body.status === "failed") return body;
+        if (Date.now() > until) throw new Error(`task ${taskId} still ${body.status} after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await gateway.generationQueue.obliterate({ force: true }).catch(() => {});
+      await gateway.webhookQueue.obliterate({ force: true }).catch(() => {});
+      server.closeAllConnections();
+      upstreamServer.closeAllConnections();
+      await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => upstreamServer.close(r))]);
+      await closeDeps(gateway);
+      await database.drop();
+    },
+  };
+  return stack;
+}
+
+/** decisions.md: balance = sum of the ledger; every terminal task has reserve = charge + refund. */
+export async function ledgerHolds(stack: Stack, userId: string): Promise<void> {
+  const db = stack.gateway.db;
+  const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
+  const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
+  expect(sum._sum.delta).toBe(user.credits);
+  const tasks = await db.task.findMany({ where: { userId, status: { in: ["completed", "failed"] } }, select: { id: true } });
+  for (const { id } of tasks) {
+    const rows = await db.ledgerEntry.findMany({ where: { taskId: id } });
+    const amount = (kind: string) => rows.filter((r) => r.kind === kind).reduce((a, r) => a + r.amount, 0);
+    expect(rows.filter((r) => r.kind === "charge")).toHaveLength(1);
+    expect(amount("reserve")).toBe(amount("charge") + amount("refund"));
+  }
+}
