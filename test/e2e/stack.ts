@@ -16,6 +16,8 @@ import { createUpstreamSim } from "../../apps/upstream-sim/src/create-upstream-s
 import { createApp } from "../../apps/gateway/src/create-app.ts";
 import { buildDeps, closeDeps } from "../../apps/gateway/src/services/build-deps.ts";
 import type { GatewayDeps } from "../../apps/gateway/src/services/gateway-deps.ts";
+import type { WebhookSender } from "@gen/webhook-sender";
+import { createDeliveryWorker } from "../../apps/worker/src/delivery/index.ts";
 import { createGenerationWorker } from "../../apps/worker/src/generation/create-generation-worker.ts";
 import { createProviderRegistry } from "../../apps/worker/src/generation/provider-registry.ts";
 
@@ -25,6 +27,7 @@ export interface Stack {
   gateway: GatewayDeps;
   env: Record<string, string>;
   startWorker(): Worker;
+  startDeliveryWorker(sender: WebhookSender): void;
   user(credits?: number): Promise<{ userId: string; auth: string }>;
   submit(auth: string, path: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, any> }>;
   get(auth: string, path: string): Promise<{ status: number; body: Record<string, any> }>;
@@ -95,6 +98,11 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
       );
       workers.push({ worker, close: async () => { await worker.close(); redis.disconnect(); } });
       return worker;
+    },
+    startDeliveryWorker(sender) {
+      const redis = createRedis(config.redisUrl, "blocking");
+      const delivery = createDeliveryWorker({ config, db: gateway.db, redis, logger, sender });
+      workers.push({ worker: delivery.worker, close: async () => { await delivery.close(); redis.disconnect(); } });
     },
     async user(credits = 100_000) {
       const userId = newUserId();

@@ -5,6 +5,7 @@ import { createLogger } from "@gen/logger";
 import { createMetrics } from "@gen/metrics";
 import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 import { createStorage } from "@gen/storage";
+import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
 import { reconcileTasks } from "./reconcile-tasks.ts";
@@ -21,9 +22,10 @@ async function main(): Promise<void> {
   await checkRedis(redis, config.redisUrl);
   const catalog = loadCatalog(config.modelCatalogPath);
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
-  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   const storage = createStorage(config);
+  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
+  const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
   const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, webhookQueue, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger);
 
@@ -31,6 +33,7 @@ async function main(): Promise<void> {
     try {
       const count = await reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2);
       if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
+      await reconcileDeliveries({ config, db, webhookQueue, logger, metrics });
     } catch (error) {
       logger.error("reconcile failed", { err: error });
     }
@@ -46,7 +49,7 @@ async function main(): Promise<void> {
     clearInterval(timer);
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-    await generation.close().catch(() => {});
+    await Promise.all([generation.close(), delivery.close()]).catch(() => {});
     await Promise.all([generationQueue.close(), webhookQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
