@@ -3,17 +3,17 @@ import { newDeliveryId } from "@gen/ids";
 import { QUEUE_NAMES, webhookJobId, enqueueWebhookAttempt } from "@gen/queues";
 import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
-import { createIsolatedDatabase } from "./helpers/isolated-database.ts";
+import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 
 const RETRY_MS = 1_000;
 const GRACE_MS = 300;
-let database: Awaited<ReturnType<typeof createIsolatedDatabase>>;
+let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 let fx: DeliveryFixture;
 let ok: WebhookReceiver;
 
 beforeAll(async () => {
-  database = await createIsolatedDatabase();
+  database = await createScratchDatabase();
   fx = await createDeliveryFixture({ timeoutMs: 300, retryDelayMs: RETRY_MS, finalAttemptMs: 30_000, databaseUrl: database.url });
   ok = await startWebhookReceiver(fx.cert);
 }, 60_000);
