@@ -44,6 +44,12 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: int(env, "JOB_LOCK_MS", 30_000, 500),
     logLevel: str(env, "LOG_LEVEL", "info"),
   };
+  // Attempt 3 is due at finished + FINAL; attempts 1 and 2 may each take up to the timeout, with the
+  // retry delay between them. A shorter FINAL would put attempt 3 before attempt 2 could finish.
+  const earliestFinal = config.webhookRetryDelayMs + 2 * config.webhookTimeoutMs;
+  if (config.webhookFinalAttemptMs < earliestFinal) {
+    throw new ConfigError(`WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}`);
+  }
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
   return config;
 }

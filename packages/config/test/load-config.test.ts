@@ -1,0 +1,38 @@
+import { ConfigError, loadConfig } from "../src/index.ts";
+
+describe("loadConfig", () => {
+  it("applies the documented defaults", () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8080);
+    expect(config.baseUrl).toBe("http://localhost:8080");
+    expect(config.cdnUrl).toBe("http://localhost:8080/cdn");
+    expect(config.queuePrefix).toBe("gen");
+    expect([config.webhookTimeoutMs, config.webhookRetryDelayMs, config.webhookFinalAttemptMs]).toEqual([10_000, 40_000, 300_000]);
+    expect(config.pollRate).toEqual({ perSec: 20, burst: 40 });
+    expect(config.submitRate).toEqual({ perSec: 10, burst: 20 });
+    expect(config.webhookAllowedCidrs).toEqual([]);
+  });
+
+  it.each([
+    ["PORT", "70000"],
+    ["WEBHOOK_TIMEOUT_MS", "0"],
+    ["WEBHOOK_RETRY_DELAY_MS", "1.5"],
+    ["POLL_RATE_PER_SEC", "-1"],
+    ["STORAGE_BACKEND", "ftp"],
+    ["BASE_URL", "not a url"],
+  ])("refuses %s=%s with a ConfigError naming the variable", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it("refuses a final attempt that could start before attempt 2 has finished", () => {
+    const env = { WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_DELAY_MS: "4000" };
+    expect(() => loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "5999" })).toThrow(/WEBHOOK_FINAL_ATTEMPT_MS must be at least .* \(6000\)/);
+    expect(loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "6000" }).webhookFinalAttemptMs).toBe(6000);
+  });
+
+  it("requires a bucket for the S3 backend", () => {
+    expect(() => loadConfig({ STORAGE_BACKEND: "s3" })).toThrow("S3_BUCKET");
+    expect(loadConfig({ STORAGE_BACKEND: "s3", S3_BUCKET: "media" }).storage.s3Bucket).toBe("media");
+  });
+});
