@@ -6,6 +6,6 @@ import { webhookJobId, type WebhookJobData } from "./job-types.ts";
  * Schedules one delivery attempt. The job id names the task and the attempt, so enqueueing the
  * same attempt twice (a retried hand-off, the reconciler) is harmless.
  */
-export async function enqueueWebhookAttempt(queue: Queue<WebhookJobData>, taskId: string, attempt: 1 | 2 | 3, delayMs = 0): Promise<void> {
+export async function enqueueWebhookAttempt(queue: Queue<WebhookJobData>, taskId: string, attempt: number, delayMs = 0): Promise<void> {
   await queue.add("deliver", { taskId, attempt }, { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, attempt), delay: Math.max(0, delayMs) });
 }

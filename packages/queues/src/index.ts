@@ -3,5 +3,6 @@ export { generationJobId, webhookJobId, type GenerationJobData, type WebhookJobD
 export { GENERATION_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
 export { checkRedis } from "./check-redis.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
+export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis } from "./create-redis.ts";

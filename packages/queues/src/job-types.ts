@@ -5,7 +5,12 @@ export interface GenerationJobData {
 
 export interface WebhookJobData {
   taskId: string;
-  attempt: 1 | 2 | 3;
+  /**
+   * The attempt's number for the task: 1-3 are the contract's schedule; an operator's manual
+   * redelivery is the next number after the last attempt (any value from 2 up). Whether attempt n
+   * is a manual one is read from the delivery row, never from the job.
+   */
+  attempt: number;
 }
 
 /** The job id of a task's generation job is the task id, so a second enqueue is a no-op. */

@@ -28,6 +28,15 @@ export function attemptWindowEndsAt(attempt: AttemptNo, dueAt: Date, taskFinishe
   return new Date(taskFinishedAt.getTime() + schedule.webhookFinalAttemptMs);
 }
 
+/**
+ * A manual attempt (an operator's redelivery from the console) is due when it was requested and
+ * gets the final attempt's window from then: a request stuck behind a backlog or an outage for
+ * longer is recorded `stale_claim` rather than sent long after the operator looked away.
+ */
+export function manualAttemptWindowEndsAt(requestedAt: Date): Date {
+  return new Date(requestedAt.getTime() + FINAL_ATTEMPT_WINDOW_MS);
+}
+
 /** A claim at `now` can still finish inside the window only if the whole timeout fits. */
 export function fitsWindow(now: Date, windowEndsAt: Date, schedule: Schedule): boolean {
   return now.getTime() + schedule.webhookTimeoutMs <= windowEndsAt.getTime();

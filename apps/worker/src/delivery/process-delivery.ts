@@ -4,7 +4,7 @@ import type { WebhookJobData } from "@gen/queues";
 import { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
 import { claimAttempt } from "./claim-attempt.ts";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { attemptWindowEndsAt, fitsWindow } from "./delivery-schedule.ts";
+import { attemptWindowEndsAt, fitsWindow, manualAttemptWindowEndsAt, type AttemptNo } from "./delivery-schedule.ts";
 import { loadDeliveryState } from "./delivery-state.ts";
 import { finishAttempt, type OpenAttempt } from "./finish-attempt.ts";
 import { recordLostAttempt } from "./record-lost-attempt.ts";
@@ -21,11 +21,13 @@ const EARLY_TOLERANCE_MS = 250;
  * at least once, so everything is reloaded and every step is conditional: a duplicate job returns,
  * a re-delivered job whose attempt was claimed but never finished records `attempt_lost` instead of
  * sending twice, and a claim too late for its window is recorded as `stale_claim` without sending.
- * The task row is only ever read.
+ * The task row is only ever read. Attempts 1-3 follow the schedule; any attempt the delivery waits
+ * for with `redelivery_requested_by` set is an operator's manual one (the delivery row says so, not
+ * the job), which runs the same way but is followed by no retry.
  */
 export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobData>, token?: string): Promise<void> {
   const { taskId, attempt } = job.data;
-  if (attempt !== 1 && attempt !== 2 && attempt !== 3) return;
+  if (!Number.isInteger(attempt) || attempt < 1) return;
   const state = await loadDeliveryState(deps.db, taskId, attempt);
   if (!state || state.status === "delivered" || state.status === "failed") return;
   if (!TERMINAL.has(state.taskStatus) || state.taskFinishedAt === null) return;
@@ -33,13 +35,14 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
 
   if (state.attemptId !== null && state.attemptStartedAt !== null) {
     if (state.attemptFinishedAt !== null) return;
-    const open = { taskId, attempt, attemptId: state.attemptId, startedAt: state.attemptStartedAt, taskFinishedAt };
+    const open = { taskId, attempt, manual: state.attemptRequestedBy !== null, attemptId: state.attemptId, startedAt: state.attemptStartedAt, taskFinishedAt };
     await recordLostAttempt(deps, open, "redelivered job");
     return;
   }
 
   // Only the attempt the delivery waits for may run; anything else is a stray job.
-  if (state.attempts !== attempt - 1) return;
+  const manual = state.redeliveryRequestedBy !== null;
+  if (state.attempts !== attempt - 1 || (attempt > 3 && !manual)) return;
   if (attempt === 1 ? state.status !== "pending" : state.status !== "in_progress" || state.nextAttemptAt === null) return;
   const dueAt = attempt === 1 ? taskFinishedAt : state.nextAttemptAt!;
 
@@ -51,7 +54,7 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
 
   const claim = await claimAttempt(deps.db, taskId, attempt, now);
   if (!claim) return;
-  const open: OpenAttempt = { taskId, attempt, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt };
+  const open: OpenAttempt = { taskId, attempt, manual: claim.requestedBy !== null, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt };
   const result = await runAttempt(deps, open, state.url, dueAt);
   const finishedAt = deps.now();
   const next = await finishAttempt(deps.db, open, result, finishedAt, deps.config);
@@ -59,14 +62,16 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
     deps.logger.warn("webhook attempt finished after it was recorded as lost; result dropped", { task_id: taskId, attempt, delivery_id: claim.id, outcome: outcomeLabel(result) });
     return;
   }
-  // Dispatch time counts only attempts the receiver answered (any status).
-  recordWebhookAttempt(deps.metrics, outcomeLabel(result), result.status === null ? undefined : (finishedAt.getTime() - taskFinishedAt.getTime()) / 1000);
-  logResult(deps, open, result, next.kind);
+  // Dispatch time counts only scheduled attempts the receiver answered (any status): it measures
+  // lag behind task completion, which an operator's redelivery hours later would distort.
+  const dispatchSeconds = result.status === null || open.manual ? undefined : (finishedAt.getTime() - taskFinishedAt.getTime()) / 1000;
+  recordWebhookAttempt(deps.metrics, outcomeLabel(result), dispatchSeconds);
+  logResult(deps, open, claim.requestedBy, result, next.kind);
   await scheduleNextAttempt(deps, taskId, next);
 }
 
 async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, url: string, dueAt: Date): Promise<AttemptResult> {
-  const windowEndsAt = attemptWindowEndsAt(open.attempt, dueAt, open.taskFinishedAt, deps.config);
+  const windowEndsAt = open.manual ? manualAttemptWindowEndsAt(dueAt) : attemptWindowEndsAt(open.attempt as AttemptNo, dueAt, open.taskFinishedAt, deps.config);
   if (!fitsWindow(open.startedAt, windowEndsAt, deps.config)) {
     return workerFailure("stale_claim", `claimed at ${open.startedAt.toISOString()}, window ends ${windowEndsAt.toISOString()}`);
   }
@@ -75,9 +80,19 @@ async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, url: string, du
   return deps.sender.send(url, rendered.body);
 }
 
-function logResult(deps: DeliveryDeps, open: OpenAttempt, result: AttemptResult, next: string): void {
+function logResult(deps: DeliveryDeps, open: OpenAttempt, requestedBy: string | null, result: AttemptResult, next: string): void {
   // Never the URL: callers put secrets in it.
-  const fields = { task_id: open.taskId, attempt: open.attempt, delivery_id: open.attemptId, outcome: outcomeLabel(result), response_status: result.status, next };
-  if (result.ok) deps.logger.debug("webhook delivered", fields);
-  else deps.logger.info("webhook attempt failed", { ...fields, detail: result.detail });
+  const fields = {
+    task_id: open.taskId,
+    attempt: open.attempt,
+    delivery_id: open.attemptId,
+    outcome: outcomeLabel(result),
+    response_status: result.status,
+    next,
+    ...(requestedBy === null ? {} : { requested_by: requestedBy }),
+  };
+  if (!result.ok) deps.logger.info("webhook attempt failed", { ...fields, detail: result.detail });
+  // An operator's redelivery is rare and worth seeing at the default level; scheduled successes are not.
+  else if (requestedBy !== null) deps.logger.info("webhook delivered", fields);
+  else deps.logger.debug("webhook delivered", fields);
 }

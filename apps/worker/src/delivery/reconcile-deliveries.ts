@@ -3,9 +3,7 @@ import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import type { WebhookJobData } from "@gen/queues";
-import { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
-import type { AttemptNo } from "./delivery-schedule.ts";
+import { ensureAttemptJob, hasLiveAttemptJob, type WebhookJobData } from "@gen/queues";
 import { recordLostAttempt } from "./record-lost-attempt.ts";
 import { RENDER_TIMEOUT_MS } from "./render-body.ts";
 
@@ -35,8 +33,8 @@ export interface ReconcileDeliveriesResult {
  * Repairs what a crash or a Redis data loss leaves behind, from PostgreSQL alone:
  * (a) a terminal task whose delivery is still `pending` with no job for attempt 1 (the process died
  *     between the task commit and the hand-off): attempt 1 is enqueued;
- * (b) a delivery waiting for attempt k whose due time has passed with no job for it: attempt k is
- *     enqueued;
+ * (b) a delivery waiting for attempt k (scheduled, or an operator's manual redelivery) whose due
+ *     time has passed with no job for it: attempt k is enqueued;
  * (c) an attempt claimed longer ago than it could possibly take, with no job left that would
  *     notice: it is recorded as `attempt_lost` and the schedule goes on.
  * Every change is conditional and job ids are per attempt, so every worker may run this at once.
@@ -51,15 +49,14 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const longestAttemptMs = RENDER_TIMEOUT_MS + deps.config.webhookTimeoutMs;
   const openCutoff = new Date(clock().getTime() - longestAttemptMs - graceMs);
   await paginate(batch, async (after) => {
-    const rows = await deps.db.$queryRaw<Array<{ id: string; taskId: string; attemptNo: number; startedAt: Date; taskFinishedAt: Date | null }>>`
-      SELECT a.id, a.task_id AS "taskId", a.attempt_no AS "attemptNo", a.started_at AS "startedAt", t.finished_at AS "taskFinishedAt"
+    const rows = await deps.db.$queryRaw<Array<{ id: string; taskId: string; attemptNo: number; startedAt: Date; requestedBy: string | null; taskFinishedAt: Date | null }>>`
+      SELECT a.id, a.task_id AS "taskId", a.attempt_no AS "attemptNo", a.started_at AS "startedAt", a.requested_by AS "requestedBy", t.finished_at AS "taskFinishedAt"
         FROM webhook_attempts a JOIN tasks t ON t.id = a.task_id
        WHERE a.finished_at IS NULL AND a.started_at < ${openCutoff} AND a.id > ${after}
        ORDER BY a.id LIMIT ${batch}`;
     for (const row of rows) {
-      const attempt = row.attemptNo as AttemptNo;
-      if (row.taskFinishedAt === null || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, attempt))) continue;
-      const open = { taskId: row.taskId, attempt, attemptId: row.id, startedAt: row.startedAt, taskFinishedAt: row.taskFinishedAt };
+      if (row.taskFinishedAt === null || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))) continue;
+      const open = { taskId: row.taskId, attempt: row.attemptNo, manual: row.requestedBy !== null, attemptId: row.id, startedAt: row.startedAt, taskFinishedAt: row.taskFinishedAt };
       if (await recordLostAttempt({ ...deps, now: clock }, open, "reconciler")) result.lost++;
     }
     return rows.map((row) => row.id);
@@ -77,15 +74,16 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
     return rows.map((row) => row.taskId);
   });
 
-  // (b) deliveries waiting for an attempt that is past due and has no job (Redis lost it).
+  // (b) deliveries waiting for an attempt that is past due and has no job (Redis lost it, or the
+  // console's enqueue after its committed request failed).
   const dueCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
     const rows = await deps.db.$queryRaw<Array<{ taskId: string; attempts: number }>>`
       SELECT task_id AS "taskId", attempts
         FROM webhook_deliveries
-       WHERE status = 'in_progress' AND next_attempt_at < ${dueCutoff} AND attempts IN (1, 2) AND task_id > ${after}
+       WHERE status = 'in_progress' AND next_attempt_at < ${dueCutoff} AND (attempts IN (1, 2) OR redelivery_requested_by IS NOT NULL) AND task_id > ${after}
        ORDER BY task_id LIMIT ${batch}`;
-    for (const { taskId, attempts } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, (attempts + 1) as AttemptNo)) result.enqueued++;
+    for (const { taskId, attempts } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1)) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 

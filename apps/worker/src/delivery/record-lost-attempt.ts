@@ -14,7 +14,7 @@ export async function recordLostAttempt(deps: Pick<DeliveryDeps, "db" | "config"
   const next = await finishAttempt(deps.db, open, workerFailure("attempt_lost"), now, deps.config);
   if (next === null) return false;
   recordWebhookAttempt(deps.metrics, "attempt_lost");
-  deps.logger.warn("webhook attempt lost", { task_id: open.taskId, attempt: open.attempt, delivery_id: open.attemptId, found_by: foundBy, next: next.kind });
+  deps.logger.warn("webhook attempt lost", { task_id: open.taskId, attempt: open.attempt, manual: open.manual, delivery_id: open.attemptId, found_by: foundBy, next: next.kind });
   await scheduleNextAttempt(deps, open.taskId, next);
   return true;
 }

@@ -1,6 +1,7 @@
 import { Worker } from "bullmq";
 import { newDeliveryId } from "@gen/ids";
 import { QUEUE_NAMES, webhookJobId, enqueueWebhookAttempt } from "@gen/queues";
+import { requestRedelivery } from "@gen/webhook-redelivery";
 import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
@@ -165,6 +166,38 @@ test("(c) a lost attempt 3 ends the delivery as failed", async () => {
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
   expect(await fx.webhookObject(taskId)).toMatchObject({ status: "failed", attempts: 3, last_error: "attempt_lost", response_status: null, delivered_at: null });
   expect((await fx.delivery(taskId)).nextAttemptAt).toBeNull();
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
+});
+
+test("(b) a manual redelivery whose job was lost is enqueued once due, and sent once", async () => {
+  const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(60_000) });
+  await fx.db.webhookDelivery.update({ where: { taskId }, data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: ago(50_000) } });
+  expect(await requestRedelivery({ db: fx.db, webhookQueue: fx.queue }, taskId, "alice", ago(GRACE_MS + 100))).toEqual({ ok: true, attempt: 4, enqueued: true });
+  await lostRedis();
+
+  expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+  expect(await jobState(taskId, 4)).toBe("waiting");
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
+  fx.startWorker();
+  await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
+  expect(await fx.attempts(taskId)).toMatchObject([{ attemptNo: 4, outcome: "delivered", requestedBy: "alice" }]);
+  expect(postsFor(ok, taskId)).toBe(1);
+});
+
+test("(c) a manual attempt 2 that never finished is attempt_lost; the delivery is delivered again and no attempt 3 follows", async () => {
+  const { taskId, attempt } = await seedOpenAttempt(2, { finishedAgoMs: 60_000, startedAgoMs: 8_000 });
+  // Attempt 1 had been delivered; the operator sent it again.
+  const deliveredAt = ago(59_000);
+  await fx.db.webhookAttempt.updateMany({ where: { taskId, attemptNo: 1 }, data: { outcome: "delivered", responseStatus: 200, finishedAt: deliveredAt } });
+  await fx.db.webhookAttempt.update({ where: { id: attempt.id }, data: { requestedBy: "alice" } });
+  await fx.db.webhookDelivery.update({ where: { taskId }, data: { redeliveryRequestedBy: "alice", deliveredAt, lastError: null, responseStatus: 200 } });
+
+  expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
+  expect(await fx.webhookObject(taskId)).toMatchObject({ status: "delivered", attempts: 2, last_error: "attempt_lost", response_status: null, delivered_at: deliveredAt.toISOString() });
+  const delivery = await fx.delivery(taskId);
+  expect(delivery.nextAttemptAt).toBeNull();
+  expect(delivery.redeliveryRequestedBy).toBeNull();
+  expect(await jobState(taskId, 3)).toBe("unknown");
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
 });
 

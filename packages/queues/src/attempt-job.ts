@@ -1,21 +1,22 @@
 import type { Queue } from "bullmq";
-import { enqueueWebhookAttempt, webhookJobId, type WebhookJobData } from "@gen/queues";
-import type { AttemptNo } from "./delivery-schedule.ts";
+import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
+import { webhookJobId, type WebhookJobData } from "./job-types.ts";
 
 // States in which a job will still run (or is running) on its own.
 const LIVE = new Set(["waiting", "delayed", "active", "prioritized", "waiting-children"]);
 
 /** Whether attempt `attempt` of a task has a job that will still run, or is running. */
-export async function hasLiveAttemptJob(queue: Queue<WebhookJobData>, taskId: string, attempt: AttemptNo): Promise<boolean> {
+export async function hasLiveAttemptJob(queue: Queue<WebhookJobData>, taskId: string, attempt: number): Promise<boolean> {
   return LIVE.has(await queue.getJobState(webhookJobId(taskId, attempt)));
 }
 
 /**
  * Makes sure attempt `attempt` has a job that runs now. A finished job under the same id would
  * swallow the add (BullMQ ignores a known id), so it is removed first. Returns whether a job was
- * added. Two reconcilers racing here end with one job: the id is the same.
+ * added. Two callers racing here (reconcilers, a console redelivery) end with one job: the id is
+ * the same.
  */
-export async function ensureAttemptJob(queue: Queue<WebhookJobData>, taskId: string, attempt: AttemptNo): Promise<boolean> {
+export async function ensureAttemptJob(queue: Queue<WebhookJobData>, taskId: string, attempt: number): Promise<boolean> {
   const id = webhookJobId(taskId, attempt);
   const state = await queue.getJobState(id);
   if (LIVE.has(state)) return false;

@@ -1,0 +1,1 @@
+export { requestRedelivery, type RedeliveryDeps, type RedeliveryRequest } from "./request-redelivery.ts";
