@@ -13,6 +13,10 @@ const MESSAGES = [
   /Connection terminated unexpectedly/i,
   /Query read timeout/i,
   /the database system is (shutting down|starting up)/i,
+  // pg, for a statement on a client whose connection already broke (the rollback of an
+  // interactive transaction cut by a server shutdown): 60001 otherwise, seen in the fault suite.
+  /Client has encountered a connection error and is not queryable/i,
+  /Client was closed and is not queryable/i,
 ];
 
 export function isDatabaseUnavailable(error: unknown): boolean {
