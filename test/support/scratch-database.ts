@@ -12,10 +12,11 @@ export interface ScratchDatabase {
 
 /**
  * A database of its own for tests whose subject scans whole tables (reconcilers): built from the
- * real migration files, so it is the same schema `pnpm db:migrate` produces.
+ * real migration files, so it is the same schema `pnpm db:migrate` produces. `serverUrl` names the
+ * server (the fault suite's private PostgreSQL); by default the run's.
  */
-export async function createScratchDatabase(): Promise<ScratchDatabase> {
-  const base = new URL(process.env.DATABASE_URL!);
+export async function createScratchDatabase(serverUrl = process.env.DATABASE_URL!): Promise<ScratchDatabase> {
+  const base = new URL(serverUrl);
   const name = `gen_scratch_${randomBytes(4).toString("hex")}`;
   const admin = new URL(base);
   admin.pathname = "/postgres";

@@ -1,0 +1,113 @@
+import { randomBytes, randomInt } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startReceiver, type Handler, type Receiver } from "../../../packages/webhook-sender/test/helpers/receiver.ts";
+import { createTestCa, issueServerCert } from "../../../packages/webhook-sender/test/helpers/test-pki.ts";
+
+/** What the receiver does with the `nth` POST (0-based) it got for a task; `path` is the request-target. */
+export type HookBehaviour = (post: { taskId: string; nth: number; path: string }) => { status: number; delayMs?: number };
+
+export interface HookPost {
+  at: number;
+  /** The status the receiver meant to answer (the sender may be gone before it is written). */
+  status: number;
+}
+
+export interface HookReceiver {
+  /** The webhook_url to submit: a public-looking name that only the app processes map to loopback. */
+  url: string;
+  /** Environment for app processes: name mapping, allow list, and trust in the test CA. */
+  childEnv: Record<string, string>;
+  /** POSTs per task id, in arrival order. */
+  posts: Map<string, HookPost[]>;
+  /** POSTs received and not answered yet. */
+  inFlight(): number;
+  total(): number;
+  setBehaviour(behaviour: HookBehaviour): void;
+  close(): Promise<void>;
+}
+
+// A submitted webhook_url may not name a port, so the receiver needs :443 (root, as in CI). It
+// takes a random 127/8 address so that other tests on :443 do not collide with it.
+export const canBind443 = process.getuid?.() === 0;
+
+/** `describe` for scenarios that need the receiver: skipped, with a warning, when not root. */
+export function describeWithReceiver(title: string, body: () => void): void {
+  if (!canBind443) console.warn(`${title}: skipped, the webhook receiver needs :443 (root)`);
+  (canBind443 ? describe : describe.skip)(title, body);
+}
+
+/**
+ * An HTTPS receiver for the fault scenarios: counts POSTs per task id (from the body's `id`), and
+ * answers as the behaviour says, possibly after a delay (a delivery "in flight").
+ */
+export async function startHookReceiver(behaviour: HookBehaviour = () => ({ status: 200 })): Promise<HookReceiver> {
+  const name = `hooks-${randomBytes(4).toString("hex")}.faults.example`;
+  const ca = await createTestCa("fault suite CA");
+  const tls = await issueServerCert([name], { ca });
+  const dir = mkdtempSync(path.join(os.tmpdir(), "faults-ca-"));
+  const caFile = path.join(dir, "ca.pem");
+  writeFileSync(caFile, ca.cert);
+
+  const posts = new Map<string, HookPost[]>();
+  let current = behaviour;
+  let waiting = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const handler: Handler = (request, response, body) => {
+    const taskId = taskIdOf(body);
+    const list = posts.get(taskId) ?? [];
+    posts.set(taskId, list);
+    const { status, delayMs = 0 } = current({ taskId, nth: list.length, path: request.url ?? "" });
+    list.push({ at: Date.now(), status });
+    waiting++;
+    let answered = false;
+    const done = () => {
+      if (answered) return;
+      answered = true;
+      waiting--;
+    };
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!response.destroyed) response.writeHead(status, { "content-type": "text/plain" }).end("ok");
+      done();
+    }, delayMs);
+    timers.add(timer);
+    response.once("close", done);
+  };
+  let address = "";
+  let receiver: Receiver | undefined;
+  for (let tries = 0; receiver === undefined; tries++) {
+    address = `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+    receiver = await startReceiver({ tls, host: address, port: 443, handler }).catch((error: unknown) => {
+      if (tries >= 10) throw error;
+      return undefined;
+    });
+  }
+  const server = receiver;
+
+  return {
+    url: `https://${name}/hooks/faults?secret=f4ult`,
+    childEnv: { FAULT_HOSTS: `${name}=${address}`, WEBHOOK_ALLOWED_CIDRS: `${address}/32`, NODE_EXTRA_CA_CERTS: caFile },
+    posts,
+    inFlight: () => waiting,
+    total: () => [...posts.values()].reduce((sum, list) => sum + list.length, 0),
+    setBehaviour(next) {
+      current = next;
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function taskIdOf(body: Buffer): string {
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as { id?: unknown };
+    return typeof parsed.id === "string" ? parsed.id : "(no id)";
+  } catch {
+    return "(not json)";
+  }
+}
