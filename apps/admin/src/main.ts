@@ -1,12 +1,16 @@
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import { addCredits, createKey, credits, revokeKey } from "./admin-commands.ts";
+import { createOperator, disableOperator, readPassword, resetOperatorPassword } from "./operator-commands.ts";
 import { UsageError, parseArgs } from "./parse-args.ts";
 
 const USAGE = `usage:
   pnpm admin create-key --credits <n> [--user <user_id>]
   pnpm admin revoke-key <api_key>
-  pnpm admin add-credits --user <user_id> --credits <n>`;
+  pnpm admin add-credits --user <user_id> --credits <n>
+  OPERATOR_PASSWORD=… pnpm admin create-operator --email <email>   (or the password on stdin)
+  OPERATOR_PASSWORD=… pnpm admin reset-operator-password --email <email>
+  pnpm admin disable-operator --email <email>`;
 
 // Each command prints exactly one JSON line on stdout; errors go to stderr with exit code 1 (2 for usage).
 async function main(): Promise<void> {
@@ -24,6 +28,15 @@ async function main(): Promise<void> {
         break;
       case "add-credits":
         result = await addCredits(db, args.flags.user, credits(args.flags.credits, false));
+        break;
+      case "create-operator":
+        result = await createOperator(db, args.flags.email, await readPassword(process.env, process.stdin));
+        break;
+      case "reset-operator-password":
+        result = await resetOperatorPassword(db, args.flags.email, await readPassword(process.env, process.stdin));
+        break;
+      case "disable-operator":
+        result = await disableOperator(db, args.flags.email);
         break;
       default:
         throw new UsageError(USAGE);

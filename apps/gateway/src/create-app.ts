@@ -1,12 +1,12 @@
 import express from "express";
 import { ApiError } from "@gen/errors";
+import { consoleRoutes } from "./console/console-routes.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { requestLog } from "./middleware/request-log.ts";
 import { accountRoutes } from "./routes/account-routes.ts";
-import { consoleGuard } from "./routes/console-guard.ts";
 import { healthRoutes } from "./routes/health-routes.ts";
 import { metricsRoutes } from "./routes/metrics-routes.ts";
 import { openApiRoutes } from "./routes/openapi-routes.ts";
@@ -25,7 +25,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(metricsRoutes(deps));
   app.use("/cdn", express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
   app.use(openApiRoutes(deps));
-  app.use("/console", consoleGuard);
+  app.use("/console", consoleRoutes(deps));
   app.use("/api", originGuard(deps.config.allowedOrigins));
   app.use(submissionRoutes(deps));
   app.use(taskRoutes(deps));

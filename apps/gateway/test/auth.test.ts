@@ -82,7 +82,7 @@ describe("session-auth surfaces", () => {
     expectError(await request(gw.app).post("/console/deliveries/redeliver").send({}), 401, 10005);
     const browser = await request(gw.app).get("/console").set("Accept", "text/html");
     expect(browser.status).toBe(302);
-    expect(browser.headers.location).toBe("/console/sign-in");
+    expect(browser.headers.location).toBe("/console/sign-in?next=%2Fconsole");
   });
 });
 

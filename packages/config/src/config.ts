@@ -27,6 +27,16 @@ export interface Config {
   workerMetricsPort: number;
   jobLockMs: number;
   logLevel: string;
+  console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  /** A console session ends after this long without a request. */
+  sessionIdleMs: number;
+  /** ...and this long after sign-in, whatever its use. */
+  sessionMaxMs: number;
+  /** Sign-in attempts per client address and per e-mail. */
+  signInRate: RateConfig;
 }
 
 export interface StorageConfig {

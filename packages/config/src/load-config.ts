@@ -43,6 +43,11 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: int(env, "WORKER_METRICS_PORT", 9091, 0, 65535),
     jobLockMs: int(env, "JOB_LOCK_MS", 30_000, 500),
     logLevel: str(env, "LOG_LEVEL", "info"),
+    console: {
+      sessionIdleMs: int(env, "CONSOLE_SESSION_IDLE_MS", 8 * 3600_000, 1000),
+      sessionMaxMs: int(env, "CONSOLE_SESSION_MAX_MS", 24 * 3600_000, 1000),
+      signInRate: { perSec: num(env, "CONSOLE_SIGN_IN_RATE_PER_MIN", 10) / 60, burst: int(env, "CONSOLE_SIGN_IN_BURST", 10, 1) },
+    },
   };
   // Attempt 3 is due at finished + FINAL; attempts 1 and 2 may each take up to the timeout, with the
   // retry delay between them. A shorter FINAL would put attempt 3 before attempt 2 could finish.

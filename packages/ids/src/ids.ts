@@ -8,5 +8,6 @@ export const newRequestId = () => `req_${hex(12)}`;
 export const newDeliveryId = () => `whd_${hex(12)}`;
 export const newUserId = () => `usr_${hex(12)}`;
 export const newKeyId = () => `key_${hex(12)}`;
+export const newOperatorId = () => `opr_${hex(12)}`;
 
 export const TASK_ID_PATTERN = /^task_[0-9a-f]{32}$/;

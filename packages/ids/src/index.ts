@@ -1,2 +1,2 @@
-export { newTaskId, newRequestId, newDeliveryId, newUserId, newKeyId, TASK_ID_PATTERN } from "./ids.ts";
+export { newTaskId, newRequestId, newDeliveryId, newUserId, newKeyId, newOperatorId, TASK_ID_PATTERN } from "./ids.ts";
 export { newApiKey, hashApiKey, API_KEY_PATTERN } from "./api-key.ts";

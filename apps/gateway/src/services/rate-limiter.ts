@@ -39,9 +39,9 @@ export class RateLimiter {
     this.redis = redis as GcraRedis;
   }
 
-  async take(kind: "poll" | "submit", userId: string, rate: RateConfig): Promise<RateDecision> {
+  async take(kind: "poll" | "submit" | "sign-in", subject: string, rate: RateConfig): Promise<RateDecision> {
     const intervalMs = 1000 / rate.perSec;
-    const [allowed, remaining, retryMs, resetMs] = await this.redis.gcra(`${this.prefix}:rl:${kind}:${userId}`, intervalMs, rate.burst);
+    const [allowed, remaining, retryMs, resetMs] = await this.redis.gcra(`${this.prefix}:rl:${kind}:${subject}`, intervalMs, rate.burst);
     return {
       allowed: allowed === 1,
       limit: rate.burst,

@@ -1,0 +1,48 @@
+import type { Database } from "@gen/db";
+import { newOperatorId } from "@gen/ids";
+import { hashPassword } from "@gen/passwords";
+import { UsageError } from "./parse-args.ts";
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
+const MIN_PASSWORD = 12;
+
+/** The password comes from OPERATOR_PASSWORD or stdin, never argv: argv is visible in `ps` and shell history. */
+export async function readPassword(env: NodeJS.ProcessEnv, stdin: NodeJS.ReadStream): Promise<string> {
+  let password = env.OPERATOR_PASSWORD;
+  if (password === undefined && !stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    password = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  }
+  if (!password) throw new UsageError("set OPERATOR_PASSWORD or pipe the password on stdin");
+  if (password.length < MIN_PASSWORD) throw new UsageError(`the password needs at least ${MIN_PASSWORD} characters`);
+  return password;
+}
+
+export async function createOperator(db: Database, email: string | undefined, password: string) {
+  const normalized = normalizeEmail(email);
+  if (await db.operator.findUnique({ where: { email: normalized } })) throw new UsageError(`operator ${normalized} exists; use reset-operator-password`);
+  const id = newOperatorId();
+  await db.operator.create({ data: { id, email: normalized, passwordHash: await hashPassword(password) } });
+  return { operator_id: id, email: normalized };
+}
+
+export async function resetOperatorPassword(db: Database, email: string | undefined, password: string) {
+  const normalized = normalizeEmail(email);
+  const result = await db.operator.updateMany({ where: { email: normalized }, data: { passwordHash: await hashPassword(password), disabledAt: null } });
+  if (result.count === 0) throw new UsageError(`no such operator: ${normalized}`);
+  return { email: normalized, password_reset: true };
+}
+
+export async function disableOperator(db: Database, email: string | undefined) {
+  const normalized = normalizeEmail(email);
+  const result = await db.operator.updateMany({ where: { email: normalized }, data: { disabledAt: new Date() } });
+  if (result.count === 0) throw new UsageError(`no such operator: ${normalized}`);
+  return { email: normalized, disabled: true };
+}
+
+export function normalizeEmail(email: string | undefined): string {
+  const normalized = (email ?? "").trim().toLowerCase();
+  if (!EMAIL.test(normalized)) throw new UsageError("--email must be an e-mail address");
+  return normalized;
+}

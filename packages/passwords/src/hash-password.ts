@@ -1,0 +1,17 @@
+import { randomBytes, scrypt } from "node:crypto";
+import { promisify } from "node:util";
+import { SCRYPT, SCRYPT_MAXMEM } from "./scrypt-params.ts";
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+
+/** `scrypt$<N>$<r>$<p>$<salt>$<hash>` (base64url): the parameters travel with the hash, so they can be raised later. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SCRYPT.saltLength);
+  const { N, r, p, keyLength } = SCRYPT;
+  const hash = await scryptAsync(password.normalize("NFC"), salt, keyLength, { N, r, p, maxmem: SCRYPT_MAXMEM });
+  return ["scrypt", N, r, p, salt.toString("base64url"), hash.toString("base64url")].join("$");
+}
+
+export async function derive(password: string, salt: Buffer, keyLength: number, params: { N: number; r: number; p: number }): Promise<Buffer> {
+  return scryptAsync(password.normalize("NFC"), salt, keyLength, { ...params, maxmem: SCRYPT_MAXMEM });
+}

@@ -1,0 +1,2 @@
+export { hashPassword } from "./hash-password.ts";
+export { verifyPassword } from "./verify-password.ts";

@@ -1,0 +1,28 @@
+import { timingSafeEqual } from "node:crypto";
+import { derive } from "./hash-password.ts";
+import { SCRYPT } from "./scrypt-params.ts";
+
+// Spent when the account does not exist, so a wrong e-mail costs as much time as a wrong password.
+const DECOY = { salt: Buffer.alloc(SCRYPT.saltLength), hash: Buffer.alloc(SCRYPT.keyLength) };
+
+/** Checks a password against a stored hash; `null` (no such operator) still spends one hash and answers false. */
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  const parsed = stored === null ? null : parse(stored);
+  if (!parsed) {
+    await derive(password, DECOY.salt, DECOY.hash.length, SCRYPT);
+    return false;
+  }
+  const actual = await derive(password, parsed.salt, parsed.hash.length, parsed.params);
+  return timingSafeEqual(actual, parsed.hash);
+}
+
+function parse(stored: string): { params: { N: number; r: number; p: number }; salt: Buffer; hash: Buffer } | null {
+  const parts = stored.split("$");
+  if (parts.length !== 6 || parts[0] !== "scrypt") return null;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  if (![N, r, p].every((n) => Number.isInteger(n) && n > 0) || N > 2 ** 20) return null;
+  const salt = Buffer.from(parts[4]!, "base64url");
+  const hash = Buffer.from(parts[5]!, "base64url");
+  if (salt.length === 0 || hash.length === 0) return null;
+  return { params: { N, r, p }, salt, hash };
+}
