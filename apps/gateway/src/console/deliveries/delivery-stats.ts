@@ -1,0 +1,46 @@
+import type { Database } from "@gen/db";
+import { outcomeCategory, type OutcomeCategory } from "./outcome-category.ts";
+
+export type OutcomeCounts = Partial<Record<OutcomeCategory, number>>;
+
+export interface DeliveryStats {
+  /** Start of the first minute (inclusive), ISO 8601 UTC. */
+  from: string;
+  /** End of the last minute (exclusive); the last minute is the current, partial one. */
+  to: string;
+  /** One entry per minute, oldest first, every minute present; `outcomes` omits zero counts. */
+  minutes: Array<{ minute: string; outcomes: OutcomeCounts }>;
+  totals: OutcomeCounts;
+}
+
+export const STATS_MINUTES = 60;
+const MINUTE_MS = 60_000;
+
+/**
+ * Attempts finished per minute over the last hour, by chart category. One grouped query: a range
+ * on `finished_at`, which leads the (finished_at, started_at) index of webhook_attempts.
+ */
+export async function loadDeliveryStats(db: Database, now: Date): Promise<DeliveryStats> {
+  const end = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+  const start = end - STATS_MINUTES * MINUTE_MS;
+  const rows = await db.$queryRaw<Array<{ minute: Date; outcome: string; count: number }>>`
+    SELECT date_trunc('minute', finished_at) AS minute, outcome, count(*)::int AS count
+      FROM webhook_attempts
+     WHERE finished_at >= ${new Date(start)} AND finished_at < ${new Date(end)} AND outcome IS NOT NULL
+     GROUP BY 1, 2`;
+  const buckets = Array.from({ length: STATS_MINUTES }, (): OutcomeCounts => ({}));
+  const totals: OutcomeCounts = {};
+  for (const row of rows) {
+    const bucket = buckets[Math.floor((row.minute.getTime() - start) / MINUTE_MS)];
+    if (!bucket) continue;
+    const category = outcomeCategory(row.outcome);
+    bucket[category] = (bucket[category] ?? 0) + row.count;
+    totals[category] = (totals[category] ?? 0) + row.count;
+  }
+  return {
+    from: new Date(start).toISOString(),
+    to: new Date(end).toISOString(),
+    minutes: buckets.map((outcomes, index) => ({ minute: new Date(start + index * MINUTE_MS).toISOString(), outcomes })),
+    totals,
+  };
+}

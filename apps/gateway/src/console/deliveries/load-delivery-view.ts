@@ -1,0 +1,25 @@
+import type { Database, Task, WebhookAttempt, WebhookDelivery } from "@gen/db";
+
+export interface DeliveryView {
+  task: Task;
+  /** Null when the task was submitted without webhook_url. */
+  delivery: WebhookDelivery | null;
+  /** Every attempt, in order. */
+  attempts: WebhookAttempt[];
+}
+
+/** Operators see every task, whoever owns it (discarded ones too: they explain a missing webhook). */
+export async function loadDeliveryView(db: Database, taskId: string): Promise<DeliveryView | null> {
+  const task = await db.task.findUnique({ where: { id: taskId } });
+  if (!task) return null;
+  const [delivery, attempts] = await Promise.all([
+    db.webhookDelivery.findUnique({ where: { taskId } }),
+    db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
+  ]);
+  return { task, delivery, attempts };
+}
+
+/** The latest finished attempts of all tasks: a backward scan of the (finished_at, started_at) index. */
+export function loadRecentAttempts(db: Database, limit = 20): Promise<WebhookAttempt[]> {
+  return db.webhookAttempt.findMany({ where: { finishedAt: { not: null } }, orderBy: { finishedAt: "desc" }, take: limit });
+}
