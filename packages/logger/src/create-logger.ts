@@ -1,4 +1,5 @@
 import winston from "winston";
+import { serializeErrors } from "./serialize-errors.ts";
 
 export type Logger = winston.Logger;
 
@@ -7,7 +8,7 @@ export function createLogger(service: string, level = "info"): Logger {
   return winston.createLogger({
     level,
     defaultMeta: { service },
-    format: winston.format.combine(winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
+    format: winston.format.combine(winston.format.timestamp(), winston.format.errors({ stack: true }), serializeErrors(), winston.format.json()),
     transports: [new winston.transports.Console({ silent: level === "silent" })],
   });
 }
