@@ -117,7 +117,7 @@ describe("GET /console/deliveries/:taskId", () => {
 
     // Query values never reach the page: callers keep secrets there.
     expect(html).not.toContain(SECRET);
-    expect(text(html, /<code id="webhook-url">([^<]*)<\/code>/)).toBe("https://hooks.example.test/receive/gen?token=***&tenant=***");
+    expect(text(html, /<code id="webhook-url">([^<]*)<\/code>/)).toBe("https://hooks.example.test/rec***/gen?token=***&tenant=***");
 
     expect(html).toContain(`<code data-testid="task-id">${taskId}</code>`);
     expect(html).toContain(user.userId);

@@ -1,7 +1,8 @@
 /**
- * The webhook URL for an operator's eyes: callers put secrets in the query string (the contract
- * suggests it), so every query value is replaced and the fragment dropped; names stay, since they
- * help tell receivers apart. A URL that does not parse is not shown at all.
+ * The webhook URL for an operator's eyes: the contract invites callers to put secrets in a query
+ * parameter or a path segment, so every query value is replaced, the fragment dropped, and every
+ * path segment cut to its first three characters; the host and the query names stay, since they
+ * tell receivers apart. A URL that does not parse is not shown at all.
  */
 export function maskWebhookUrl(raw: string): string {
   let url: URL;
@@ -12,5 +13,6 @@ export function maskWebhookUrl(raw: string): string {
   }
   const names = [...url.searchParams.keys()];
   const query = names.length === 0 ? "" : `?${names.map((name) => `${encodeURIComponent(name)}=***`).join("&")}`;
-  return `${url.protocol}//${url.host}${url.pathname}${query}`;
+  const path = url.pathname.split("/").map((segment) => (segment.length > 3 ? `${segment.slice(0, 3)}***` : segment)).join("/");
+  return `${url.protocol}//${url.host}${path}${query}`;
 }
