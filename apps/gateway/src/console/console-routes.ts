@@ -5,6 +5,7 @@ import { consoleErrorPage, consoleNotFound } from "./console-errors.ts";
 import { createConsoleUi } from "./console-ui.ts";
 import { cookiesAreSecure } from "./cookies.ts";
 import { csrfCheck } from "./csrf-check.ts";
+import { formBody } from "./form-body.ts";
 import { deliveryConsoleRoutes } from "./deliveries/index.ts";
 import { homePage } from "./home-page.ts";
 import { queueDashboard } from "./queue-dashboard.ts";
@@ -31,7 +32,7 @@ export function consoleRoutes(deps: GatewayDeps): Router {
 
   router.use(securityHeaders);
   router.use("/assets", express.static(ASSETS, { index: false, fallthrough: false, maxAge: "1h" }));
-  router.use(express.urlencoded({ extended: false, limit: "16kb", parameterLimit: 50 }));
+  router.use(formBody);
   router.use(signInRoutes({ config, db: deps.db, logger: deps.logger, rateLimiter: deps.rateLimiter, sessions, ui, secureCookies }));
   router.use(requireSession(sessions, deps.db));
   router.use("/queues", queueOriginCheck(config.baseUrl), queueDashboard(queues, "/console/queues"));

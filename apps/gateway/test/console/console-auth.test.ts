@@ -236,3 +236,15 @@ describe("pnpm admin create-operator", () => {
     await expect(admin(["create-operator", "--email", `x${email}`], { OPERATOR_PASSWORD: "short" })).rejects.toMatchObject({ code: 2 });
   });
 });
+
+describe("unreadable form bodies", () => {
+  test.each([
+    ["too many fields", "application/x-www-form-urlencoded", Array.from({ length: 60 }, (_, i) => `f${i}=1`).join("&"), 400, 20001],
+    ["an unsupported charset", "application/x-www-form-urlencoded; charset=utf-16", "a=b", 400, 20001],
+    ["over 16 KiB", "application/x-www-form-urlencoded", `a=${"x".repeat(17_000)}`, 413, 20008],
+  ])("%s is a documented error, not a 500", async (_name, type, body, status, code) => {
+    const res = await request(gw.app).post("/console/sign-in").set("Content-Type", type).send(body);
+    expect(res.status).toBe(status);
+    expect(res.body.error.code).toBe(code);
+  });
+});
