@@ -31,7 +31,7 @@ export function consoleRoutes(deps: GatewayDeps): Router {
   const router = Router();
 
   router.use(securityHeaders);
-  router.use("/assets", express.static(ASSETS, { index: false, fallthrough: false, maxAge: "1h" }));
+  router.use("/assets", express.static(ASSETS, { index: false, maxAge: "1h" }));
   router.use(formBody);
   router.use(signInRoutes({ config, db: deps.db, logger: deps.logger, rateLimiter: deps.rateLimiter, sessions, ui, secureCookies }));
   router.use(requireSession(sessions, deps.db));

@@ -20,6 +20,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const type = (error as { type?: string })?.type;
     if (type === "entity.too.large") return sendError(res, new ApiError(20008));
     if (type === "entity.parse.failed") return sendError(res, new ApiError(20001));
+    // A path segment with broken percent-encoding (`/api/v1/tasks/%zz`) names no route of ours.
+    if (error instanceof URIError) return sendError(res, new ApiError(40002));
     logger.error("unhandled error", { request_id: context(res).requestId, method: req.method, path: pathOf(req), err: error });
     sendError(res, new ApiError(60099));
   };
