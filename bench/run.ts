@@ -1,0 +1,42 @@
+// `pnpm bench`: every figure of issue 6 with its baseline from the same run, printed as a table and
+// written to bench/results/latest.json. BENCH_QUICK=1 for a short smoke run. Needs root (the
+// webhook receiver listens on :443, as a submitted webhook_url cannot name a port).
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createBenchContext } from "./support/bench-context.ts";
+import { REPO_ROOT } from "./support/child.ts";
+import { table, type Figure } from "./support/figure.ts";
+import { deliveryThroughput } from "./delivery-throughput.ts";
+import { endToEnd } from "./end-to-end.ts";
+import { httpThroughput } from "./http-throughput.ts";
+import { scheduledRetriesMemory } from "./scheduled-retries-memory.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const log = (message: string) => process.stdout.write(`[${new Date().toISOString()}] ${message}\n`);
+
+const ctx = await createBenchContext(quick);
+const figures: Figure[] = [];
+const loadBefore = os.loadavg();
+try {
+  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["scheduled retries memory", scheduledRetriesMemory]] as const) {
+    log(`${name}...`);
+    const got = await run(ctx);
+    for (const f of got) log(`  ${f.name}: ${f.value.toFixed(2)} ${f.unit}${f.ratio === undefined ? "" : ` (ratio ${f.ratio.toFixed(2)})`}`);
+    figures.push(...got);
+  }
+} finally {
+  await ctx.close();
+}
+const result = {
+  date: new Date().toISOString(),
+  quick,
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg_before: loadBefore, loadavg_after: os.loadavg() },
+  figures,
+};
+process.stdout.write(`\n${table(figures)}\n\nload average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; ${os.cpus().length} CPUs\n`);
+for (const f of figures) if (f.note) process.stdout.write(`- ${f.name}: ${f.note}\n`);
+const dir = path.join(REPO_ROOT, "bench/results");
+mkdirSync(dir, { recursive: true });
+writeFileSync(path.join(dir, "latest.json"), `${JSON.stringify(result, null, 2)}\n`);
+process.exit(0);

@@ -1,0 +1,27 @@
+import type { Database } from "@gen/db";
+import { newTaskId } from "@gen/ids";
+
+const CHUNK = 5_000;
+
+/** Tasks of one user with a webhook, still running (a `pending` delivery), inserted in bulk. */
+export async function createRunningTasks(db: Database, userId: string, url: string, count: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => newTaskId());
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const chunk = ids.slice(i, i + CHUNK);
+    await db.task.createMany({ data: chunk.map((id) => ({ id, userId, endpoint: "images", model: "sim-image-1", status: "in_progress", input: { prompt: "bench" }, webhookUrl: url, requestId: "req_000000000000000000000000", billingMethod: "flat", reservedCredits: 4 })) });
+    await db.webhookDelivery.createMany({ data: chunk.map((taskId) => ({ taskId, url, status: "pending" })) });
+  }
+  return ids;
+}
+
+/** What settlement writes for a completed task (the ledger is not the subject here). */
+export async function completeTasks(db: Database, ids: string[], finishedAt = new Date()): Promise<void> {
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const chunk = ids.slice(i, i + CHUNK);
+    await db.$executeRawUnsafe(
+      `UPDATE tasks SET status = 'completed', finished_at = $1, charged_credits = 4, output = jsonb_build_object('image_urls', jsonb_build_array('https://cdn.bench.example/' || id || '/0.png')) WHERE id = ANY($2)`,
+      finishedAt,
+      chunk,
+    );
+  }
+}
