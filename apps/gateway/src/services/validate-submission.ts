@@ -1,6 +1,7 @@
 import type { Catalog, Endpoint, ModelEntry } from "@gen/catalog";
 import { ApiError } from "@gen/errors";
 import { validateWebhookUrl } from "@gen/webhook-url";
+import { unstorableField } from "./unstorable-text.ts";
 
 export interface ValidSubmission {
   model: ModelEntry;
@@ -13,6 +14,8 @@ export interface ValidSubmission {
 export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: Record<string, unknown>): ValidSubmission {
   const { webhook_url: webhookUrl, ...rest } = body;
   const { model, params } = catalog.validate(endpoint, rest);
+  const unstorable = unstorableField(params);
+  if (unstorable !== null) throw new ApiError(20003, `${unstorable} must be Unicode text without NUL characters or unpaired surrogates`);
   let url: string | null = null;
   if (webhookUrl !== undefined) {
     const checked = validateWebhookUrl(webhookUrl);
