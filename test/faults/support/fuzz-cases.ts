@@ -8,6 +8,8 @@ export interface FuzzCase {
   headers: Record<string, string | string[]>;
   body?: Buffer;
   raw?: Buffer;
+  /** The answer (`status` or `status/code`) the contract dictates, when it dictates one. */
+  expect?: string;
 }
 
 /** mulberry32: small, seeded, good enough to spread cases; the seed makes every run the same. */
@@ -41,19 +43,42 @@ const HOSTILE_STRINGS = [
 
 const HOSTILE_NUMBERS = [0, -1, 1.5, 2 ** 31, 2 ** 53, -(2 ** 53), 1e308, -1e308, 5e-324, Number.MAX_SAFE_INTEGER + 2];
 
-export const HOSTILE_WEBHOOK_URLS = [
-  "http://hooks.example.com/x", "https://127.0.0.1/x", "https://[::1]/x", "https://2130706433/x", "https://0x7f.0.0.1/x",
-  "https://0177.0.0.1/x", "https://127.1/x", "https://[::ffff:127.0.0.1]/x", "https://[0:0:0:0:0:ffff:7f00:1]/x", "https://169.254.169.254/latest",
-  "https://hooks.example.com:8443/x", "https://hooks.example.com:443/x", "https://hooks.example.com:0/x", "https://hooks.example.com:65536/x",
-  "https://user:pass@hooks.example.com/x", "https://user@hooks.example.com/x", "https://:@hooks.example.com/x", "https://hooks.example.com@127.0.0.1/x",
-  "https://xn--nxasmq6b.example/x", "https://ουτοπία.δπθ.gr/x", "https://hooks%2eexample.com/x", "https://hooks.example.com%2f@evil/x",
-  "https://hooks.example.com/%2e%2e/%2e%2e/", "https:///x", "https://", "https:", "//hooks.example.com/x", "hooks.example.com/x",
-  "ftp://hooks.example.com/x", "javascript:alert(1)", "data:text/plain,hi", "file:///etc/passwd", "gopher://hooks.example.com/",
-  "HTTPS://HOOKS.EXAMPLE.COM/X", " https://hooks.example.com/x", "https://hooks.example.com/x\n", "https://hooks.example.com/\u0000",
-  "https://localhost/x", "https://localhost./x", "https://metadata.google.internal/x", "https://a.b.c.d.e.f.g.h.example/x",
-  `https://hooks.example.com/${"a".repeat(2048 - 25)}`, `https://hooks.example.com/${"a".repeat(2049 - 25)}`, `https://${"a".repeat(64)}.example.com/x`,
-  "https://hooks.example.com/x?secret=abc&x=%20y#frag", "https://[fe80::1%25eth0]/x", "https://0.0.0.0/x", "https://[::]/x", "https://10.0.0.1/x",
+const longUrl = (length: number): string => `https://hooks.example.com/${"a".repeat(length - "https://hooks.example.com/".length)}`;
+
+/** Refused by the contract's own rules (scheme, IP host in any notation, port, credentials, length, not a URL). */
+const REFUSED_WEBHOOK_URLS = [
+  "http://hooks.example.com/x", "https://127.0.0.1/x", "https://[::1]/x", "https://2130706433/x", "https://0x7f.0.0.1/x", "https://0x7f000001/x",
+  "https://0177.0.0.1/x", "https://127.1/x", "https://127.0.0.1./x", "https://１２７.０.０.１/x", "https://[::ffff:127.0.0.1]/x", "https://[::ffff:7f00:1]/x",
+  "https://[0:0:0:0:0:ffff:7f00:1]/x", "https://[64:ff9b::7f00:1]/x", "https://169.254.169.254/latest", "https://[fe80::1%25eth0]/x", "https://0.0.0.0/x",
+  "https://[::]/x", "https://10.0.0.1/x", "https://hooks.example.com:8443/x", "https://hooks.example.com:0/x", "https://hooks.example.com:65536/x",
+  "https://hooks.example.com:0443/x", "https://hooks.example.com:/x", "https://hooks.example.com:443:443/x", "https://user:pass@hooks.example.com/x",
+  "https://user@hooks.example.com/x", "https://:@hooks.example.com/x", "https://hooks.example.com@127.0.0.1/x", "https://hooks.example.com%2f@evil/x",
+  "https:///x", "https://", "https:", "//hooks.example.com/x", "hooks.example.com/x", "ftp://hooks.example.com/x", "javascript:alert(1)",
+  "data:text/plain,hi", "file:///etc/passwd", "gopher://hooks.example.com/", " https://hooks.example.com/x", "https://hooks.example.com/x\n",
+  "https://hooks.example.com/\u0000", "https://hooks.example.com\\@127.0.0.1/x", longUrl(2049), longUrl(2050), `https://${"a".repeat(64)}.example.com/x`, "",
 ];
+
+/** Valid under every contract rule (domain host, https, no port or :443, at most 2048 characters). */
+const ACCEPTED_WEBHOOK_URLS = [
+  "https://hooks.example.com:443/x", "https://xn--nxasmq6b.example/x", "https://ουτοπία.δπθ.gr/x", "https://hooks.example.com/%2e%2e/%2e%2e/",
+  "HTTPS://HOOKS.EXAMPLE.COM/X", "https://a.b.c.d.e.f.g.h.example/x", longUrl(2048), "https://hooks.example.com/x?secret=abc&x=%20y#frag",
+  "https://hooks.example.com/p/s3cr%2Ft?a=1&a=2",
+];
+
+/** The contract leaves these to the service (names that can only be private, encodings in the host); either answer is documented. */
+const UNSETTLED_WEBHOOK_URLS = [
+  "https://localhost/x", "https://localhost./x", "https://foo.localhost/x", "https://metadata.google.internal/x", "https://hooks%2eexample.com/x",
+  "https://example/x", "https://hooks.example.com/ü", "https://-bad-.example/x",
+];
+
+export const HOSTILE_WEBHOOK_URLS = [...REFUSED_WEBHOOK_URLS, ...ACCEPTED_WEBHOOK_URLS, ...UNSETTLED_WEBHOOK_URLS];
+
+/** What the gateway must answer a submission that is valid apart from this webhook_url, if the contract settles it. */
+export function expectedForWebhookUrl(url: string): string | undefined {
+  if (REFUSED_WEBHOOK_URLS.includes(url)) return "400/20003";
+  if (ACCEPTED_WEBHOOK_URLS.includes(url)) return "202";
+  return undefined;
+}
 
 const TASK_IDS = [
   "task_", "task_0", `task_${"0".repeat(32)}`, `task_${"g".repeat(32)}`, `task_${"A".repeat(32)}`, `task_${"0".repeat(33)}`, `task_${"0".repeat(10_000)}`,
@@ -72,6 +97,25 @@ const ENCODINGS = ["gzip", "deflate", "br", "identity", "compress", "x-garbage",
 const AUTH_HEADERS = [
   "", "Bearer", "Bearer ", "Bearer  x", "bearer sk_x", "BEARER sk_x", "Basic dXNlcjpwYXNz", "Token sk_x", "Bearer sk_", "Bearer sk_" + "a".repeat(10_000),
   "Bearer sk_\u00ff\u00fe", "Bearer null", "Bearer undefined", "Bearer sk_x, Bearer sk_y", "Bearer\tsk_x", "Digest username=x",
+];
+
+const NUMERIC_FIELD: Partial<Record<Endpoint, string>> = { images: "n", videos: "duration_seconds", audio: "duration_seconds", essay: "max_words" };
+
+const NUMBER_LITERALS = [
+  "1e309", "-1e309", "1e-400", "-0", "0", "0.0", "1.0", "2e0", "1E1", "1e2", "4.0000000000000001", "1.5", "99999999999999999999999", "-99999999999999999999",
+  "9007199254740993", "2147483648", "-2147483649", "1e-7", "0x10", "NaN", "Infinity", "-Infinity", "+1", "01", ".5", "5.", "1e", "--1", "1_000", "true",
+  '"2"', '"1e309"', "null", "[2]", '{"$numberInt":"2"}', "1e+2", "50", "2000", "2001", "49",
+];
+
+// Well-formed JSON (JSON.stringify escapes NUL and lone surrogates) that must still reach storage safely.
+const HOSTILE_TEXT = [
+  "\u0000", "a\u0000b", "\ud800", "\udc00x", "\udc00\ud800", "\ufeffa lighthouse", "\uffff\ufffe", "𝕏𝕐ℤ", "👩‍👩‍👧‍👦".repeat(50), `e${"\u0301".repeat(2000)}`,
+  "\u202eevil\u202c", "\u0085\u2028\u2029", "\u0001\u001f\u007f", "\t\r\n", "ｆｕｌｌｗｉｄｔｈ", "İıſ", "\u00a0", "<>&'\"", "%00%ff", "\\u0000",
+  "[[sim:fail=80006]][[sim:stage=input]]", "[[sim:fail=12345]]", "[[sim:delay_ms=-1]]", `[[sim:${"x".repeat(1000)}]]`, "a".repeat(20_001),
+];
+
+const BAD_UTF8 = [
+  [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff], [0xfe, 0xff], [0xe2, 0x82], [0x80], [0x00], [0x01], [0x0a], [0x1f], [0x7f], [0xc3],
 ];
 
 type Rand = () => number;
@@ -150,7 +194,49 @@ export function generators(ctx: FuzzContext): Record<string, (r: Rand) => FuzzCa
     "content encodings": (r) => submit(r, r() < 0.5 ? json(validBody("images")) : Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]), { "content-encoding": pick(r, ENCODINGS) }),
     "webhook urls": (r) => {
       const endpoint = pick(r, ENDPOINTS);
-      return { ...submit(r, json({ ...validBody(endpoint), webhook_url: pick(r, HOSTILE_WEBHOOK_URLS) })), path: ENDPOINT_PATHS[endpoint] };
+      const url = pick(r, HOSTILE_WEBHOOK_URLS);
+      const expect = expectedForWebhookUrl(url);
+      return { ...submit(r, json({ ...validBody(endpoint), webhook_url: url })), path: ENDPOINT_PATHS[endpoint], ...(expect === undefined ? {} : { expect }) };
+    },
+    "numbers": (r) => {
+      // Raw literals, since JSON.stringify cannot write 1e309, -0 or 9007199254740993 as sent.
+      const endpoint = pick(r, ENDPOINTS);
+      const field = r() < 0.7 ? (NUMERIC_FIELD[endpoint] ?? "n") : pick(r, [ENDPOINT_INPUT_FIELD[endpoint], "model", "webhook_url", "seed"]);
+      const body = { ...validBody(endpoint) } as Record<string, unknown>;
+      delete body[field];
+      const text = JSON.stringify(body).slice(0, -1);
+      return { ...submit(r, Buffer.from(`${text},"${field}":${pick(r, NUMBER_LITERALS)}}`)), path: ENDPOINT_PATHS[endpoint] };
+    },
+    "unicode text": (r) => {
+      const endpoint = pick(r, ENDPOINTS);
+      const field = r() < 0.8 ? ENDPOINT_INPUT_FIELD[endpoint] : pick(r, ["model", "webhook_url", "voice", "x"]);
+      const base = { ...validBody(endpoint) } as Record<string, unknown>;
+      delete base[field];
+      const head = Buffer.from(`${JSON.stringify(base).slice(0, -1)},"${field}":`);
+      if (r() < 0.35) {
+        // Bytes that are not UTF-8, or raw control characters JSON forbids, inside a string.
+        return { ...submit(r, Buffer.concat([head, Buffer.from('"a'), Buffer.from(pick(r, BAD_UTF8)), Buffer.from('b"}')])), path: ENDPOINT_PATHS[endpoint] };
+      }
+      const value = pick(r, HOSTILE_TEXT);
+      const wrapped = field === "input" && r() < 0.5 ? [value, "ok", value] : value;
+      return { ...submit(r, Buffer.concat([head, Buffer.from(`${JSON.stringify(wrapped)}}`)])), path: ENDPOINT_PATHS[endpoint] };
+    },
+    "duplicate keys": (r) => {
+      const endpoint = pick(r, ENDPOINTS);
+      const input = ENDPOINT_INPUT_FIELD[endpoint];
+      const model = JSON.stringify(MODELS[endpoint]);
+      const text = pick(r, [
+        `{"model":${model},"${input}":"a","${input}":"b"}`,
+        `{"model":"nope","model":${model},"${input}":"a"}`,
+        `{"model":${model},"model":"nope","${input}":"a"}`,
+        `{"model":${model},"${input}":"a","webhook_url":"https://127.0.0.1/x","webhook_url":"https://hooks.example.com/x"}`,
+        `{"model":${model},"${input}":"a","webhook_url":"https://hooks.example.com/x","webhook_url":"https://127.0.0.1/x"}`,
+        `{"model":${model},"${input}":"a","n":1,"n":99}`,
+        `{"model":${model},"${input}":"a","${input}":null}`,
+        `{"model":${model},"${input}":"a","__proto__":{},"__proto__":{"model":"x"}}`,
+        `{"model":${model},"${"\\u0069"}nput":"a","${input}":"a"}`,
+      ]);
+      return { ...submit(r, Buffer.from(text)), path: ENDPOINT_PATHS[endpoint] };
     },
     "authorization": (r) => {
       const value = pick(r, [...AUTH_HEADERS, ctx.revokedAuth]);
