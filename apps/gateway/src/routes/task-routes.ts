@@ -2,6 +2,7 @@ import { Router, type Request } from "express";
 import { ApiError } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
+import { readDelivery, readTask } from "../services/read-task.ts";
 import { context } from "../http/request-context.ts";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
@@ -22,13 +23,9 @@ export function taskRoutes(deps: GatewayDeps): Router {
       const id = req.params.id as string;
       // Malformed ids and other users' tasks look exactly like unknown ones.
       if (!TASK_ID_PATTERN.test(id)) throw new ApiError(40001);
-      const task = await deps.db.task.findFirst({ where: { id, userId: context(res).userId!, discardedAt: null } });
+      const task = await readTask(deps.db, id, context(res).userId!);
       if (!task) throw new ApiError(40001);
-      const webhook = include.has("webhook")
-        ? task.webhookUrl === null
-          ? null
-          : await deps.db.webhookDelivery.findUnique({ where: { taskId: task.id } })
-        : undefined;
+      const webhook = include.has("webhook") ? (task.webhookUrl === null ? null : await readDelivery(deps.db, task.id)) : undefined;
       res.type("application/json").send(renderTask(task, { webhook, billing: include.has("billing") }));
     },
   );

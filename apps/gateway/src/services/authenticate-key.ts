@@ -15,7 +15,12 @@ export async function authenticateKey(db: Database, header: string | undefined):
   const key = match[1]!;
   if (!API_KEY_PATTERN.test(key)) throw new ApiError(10003);
   const keyHash = hashApiKey(key);
-  const row = await db.apiKey.findUnique({ where: { keyHash }, select: { keyHash: true, userId: true, revokedAt: true } });
+  // Plain SQL: this runs on every API request (see SqlPool in @gen/db).
+  const { rows } = await db.$sql.query<{ keyHash: string; userId: string; revokedAt: Date | null }>(
+    'SELECT key_hash AS "keyHash", user_id AS "userId", revoked_at AS "revokedAt" FROM api_keys WHERE key_hash = $1',
+    [keyHash],
+  );
+  const row = rows[0];
   if (!row || !timingSafeEqual(Buffer.from(row.keyHash), Buffer.from(keyHash))) throw new ApiError(10003);
   if (row.revokedAt) throw new ApiError(10004);
   return { userId: row.userId };
