@@ -9,6 +9,8 @@ import { PrismaClient } from "./generated/client.ts";
  */
 export interface SqlPool {
   query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** A tagged template like Prisma's `$queryRaw`: every `${value}` becomes a bound parameter. */
+  rows<R extends object = Record<string, unknown>>(strings: TemplateStringsArray, ...values: unknown[]): Promise<R[]>;
 }
 
 export type Database = PrismaClient & { $sql: SqlPool };
@@ -39,12 +41,14 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const onQuery = options.onQuery;
   const client = onQuery ? new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] }) : new PrismaClient({ adapter });
   if (onQuery) client.$on("query" as never, (event: { query: string }) => onQuery(event.query));
+  const query = async <R extends object>(text: string, values?: unknown[]) => {
+    onQuery?.(text);
+    const result = await pool.query(text, values);
+    return { rows: result.rows as R[], rowCount: result.rowCount };
+  };
   const $sql: SqlPool = {
-    query: async <R extends object>(text: string, values?: unknown[]) => {
-      onQuery?.(text);
-      const result = await pool.query(text, values);
-      return { rows: result.rows as R[], rowCount: result.rowCount };
-    },
+    query,
+    rows: async <R extends object>(strings: TemplateStringsArray, ...values: unknown[]) => (await query<R>(strings.reduce((text, part, i) => `${text}$${i}${part}`), values)).rows,
   };
   const disconnect = client.$disconnect.bind(client);
   return Object.assign(client, {

@@ -20,7 +20,7 @@ export interface ClaimedAttempt {
 export async function claimAttempt(db: Database, taskId: string, attempt: number, now: Date): Promise<ClaimedAttempt | null> {
   const id = newDeliveryId();
   const fromStatus = attempt === 1 ? "pending" : "in_progress";
-  const rows = await db.$queryRaw<Array<{ requestedBy: string | null }>>`
+  const rows = await db.$sql.rows<{ requestedBy: string | null }>`
     WITH claimed AS (
       UPDATE webhook_deliveries
          SET status = 'in_progress', attempts = ${attempt}, last_attempt_at = ${now}, next_attempt_at = NULL, updated_at = ${now}

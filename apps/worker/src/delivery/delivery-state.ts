@@ -20,7 +20,7 @@ export interface DeliveryState {
 }
 
 export async function loadDeliveryState(db: Database, taskId: string, attempt: number): Promise<DeliveryState | null> {
-  const rows = await db.$queryRaw<DeliveryState[]>`
+  const rows = await db.$sql.rows<DeliveryState>`
     SELECT d.task_id AS "taskId", d.url, d.status, d.attempts, d.next_attempt_at AS "nextAttemptAt",
            d.redelivery_requested_by AS "redeliveryRequestedBy",
            t.status AS "taskStatus", t.finished_at AS "taskFinishedAt",

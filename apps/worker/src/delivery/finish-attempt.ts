@@ -31,7 +31,7 @@ export async function finishAttempt(db: Database, open: OpenAttempt, result: Att
   const lastError = result.ok ? null : result.lastError;
   const responseStatus = result.status;
   const durationMs = Math.max(0, finishedAt.getTime() - open.startedAt.getTime());
-  const rows = await db.$queryRaw<Array<{ status: string }>>`
+  const rows = await db.$sql.rows<{ status: string }>`
     WITH closed AS (
       UPDATE webhook_attempts
          SET finished_at = ${finishedAt}, outcome = ${outcomeLabel(result)}, response_status = ${responseStatus}::int, duration_ms = ${durationMs}

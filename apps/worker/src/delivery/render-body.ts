@@ -11,8 +11,8 @@ export type RenderBody = (taskId: string, deliveryId: string) => Promise<string>
 /** The production renderer: the default GET body, with `error.request_id` = the attempt id on a failed task. */
 export function taskBodyRenderer(db: Database): RenderBody {
   return async (taskId, deliveryId) => {
-    // Raw rather than findUnique: the same row at well under half the CPU, on the hottest path.
-    const rows = await db.$queryRaw<RenderableTask[]>`
+    // Plain SQL on the pool rather than Prisma: the same row at a fraction of the CPU, on the hottest path.
+    const rows = await db.$sql.rows<RenderableTask>`
       SELECT id, model, status, created_at AS "createdAt", output, error_code AS "errorCode", error_message AS "errorMessage",
              charged_credits AS "chargedCredits", reserved_credits AS "reservedCredits", refunded_credits AS "refundedCredits",
              billing_method AS "billingMethod", tokens_input AS "tokensInput", tokens_output AS "tokensOutput"
