@@ -1,6 +1,7 @@
 import express from "express";
 import { ApiError } from "@gen/errors";
 import { consoleRoutes } from "./console/console-routes.ts";
+import { answerUnparseableTargets } from "./http/unparseable-target.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
@@ -32,5 +33,6 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(accountRoutes(deps));
   app.use((_req, _res, next) => next(new ApiError(40002)));
   app.use(errorHandler(deps.logger));
+  answerUnparseableTargets(app, deps.logger);
   return app;
 }
