@@ -9,11 +9,12 @@ import { fakeResolver } from "../../packages/webhook-sender/test/helpers/fake-re
 import { issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { HOST, createDeliveryFixture, type DeliveryFixture } from "../../apps/worker/test/delivery/helpers/delivery-fixture.ts";
 
-// Injects: receivers that hang, trickle their headers or their body one byte per second, answer
-// 2xx with a 100 MB body (declared or chunked), reset the connection (at the handshake or once the
-// request arrived), redirect (301/302/307/308), or whose name resolves to a blocked address half
-// of the time; 20 well-behaved receivers' tasks are mixed in. One real delivery worker and the
-// real SSRF-guarded sender; the "blocked" address is 127.0.0.9, outside WEBHOOK_ALLOWED_CIDRS.
+// Injects: receivers that hang (once the request arrived, or silent from the TLS hello on), trickle
+// their headers or their body one byte per second, answer 2xx with a 100 MB body (declared or
+// chunked), reset the connection (at the handshake or once the request arrived), redirect
+// (301/302/307/308), or whose name resolves to a blocked address half of the time; 20 well-behaved
+// receivers' tasks are mixed in. One real delivery worker and the real SSRF-guarded sender; the
+// "blocked" address is 127.0.0.9, outside WEBHOOK_ALLOWED_CIDRS.
 // Checks: each attempt's last_error is the contract's, no attempt outlives the timeout, the body is
 // never read, redirects are never followed, 127.0.0.9 is never connected to, every webhook ends
 // delivered or failed, and no good receiver waits for a bad one to time out.
@@ -85,6 +86,8 @@ test("hostile receivers get the contract's last_error and never slow the good on
   const make = (handler: http.RequestListener) => https.createServer(tlsOptions, handler);
   const good = await listen(make((_req, res) => res.writeHead(200).end("ok")));
   const hang = await listen(make(() => undefined));
+  // TCP accepted, the TLS hello never answered: the time-out must cover the handshake too.
+  const hangHandshake = await listen(net.createServer((socket) => socket.on("error", () => undefined)));
   const pumpHuge = (res: http.ServerResponse) => {
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     let written = 0;
@@ -143,6 +146,7 @@ test("hostile receivers get the contract's last_error and never slow the good on
   const behaviours: Behaviour[] = [
     { name: "good", port: good, tasks: 20 },
     { name: "hang", port: hang, tasks: 8 },
+    { name: "hang handshake", port: hangHandshake, tasks: 4 },
     { name: "trickle headers", port: trickleHeaders, tasks: 5 },
     { name: "trickle body", port: trickleBody, tasks: 4 },
     { name: "huge", port: huge, tasks: 3 },
@@ -208,6 +212,7 @@ test("hostile receivers get the contract's last_error and never slow the good on
   };
   expectAll("good", "delivered", "delivered", 1);
   expectAll("hang", "timeout", "failed", 3);
+  expectAll("hang handshake", "timeout", "failed", 3);
   expectAll("trickle headers", "timeout", "failed", 3);
   expectAll("trickle body", "delivered", "delivered", 1);
   expectAll("huge", "delivered", "delivered", 1);

@@ -8,6 +8,8 @@ export interface FuzzCase {
   headers: Record<string, string | string[]>;
   body?: Buffer;
   raw?: Buffer;
+  /** For `raw`: half-close after the bytes, or drop the connection (a client that gives up mid-request). */
+  close?: "end" | "destroy";
   /** The answer (`status` or `status/code`) the contract dictates, when it dictates one. */
   expect?: string;
 }
@@ -118,10 +120,10 @@ const BAD_UTF8 = [
   [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff], [0xfe, 0xff], [0xe2, 0x82], [0x80], [0x00], [0x01], [0x0a], [0x1f], [0x7f], [0xc3],
 ];
 
-type Rand = () => number;
-const pick = <T>(r: Rand, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
+export type Rand = () => number;
+export const pick = <T>(r: Rand, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
 
-function validBody(endpoint: Endpoint): Record<string, unknown> {
+export function validBody(endpoint: Endpoint): Record<string, unknown> {
   const field = ENDPOINT_INPUT_FIELD[endpoint];
   return { model: MODELS[endpoint], [field]: field === "input" ? ["hello"] : "a lighthouse at dusk" };
 }
