@@ -5,6 +5,8 @@ import { UsageError } from "./parse-args.ts";
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
 const MIN_PASSWORD = 12;
+// The sign-in form reads at most this many characters; a longer password could never be typed in.
+const MAX_PASSWORD = 1024;
 
 /** The password comes from OPERATOR_PASSWORD or stdin, never argv: argv is visible in `ps` and shell history. */
 export async function readPassword(env: NodeJS.ProcessEnv, stdin: NodeJS.ReadStream): Promise<string> {
@@ -16,6 +18,7 @@ export async function readPassword(env: NodeJS.ProcessEnv, stdin: NodeJS.ReadStr
   }
   if (!password) throw new UsageError("set OPERATOR_PASSWORD or pipe the password on stdin");
   if (password.length < MIN_PASSWORD) throw new UsageError(`the password needs at least ${MIN_PASSWORD} characters`);
+  if (password.length > MAX_PASSWORD) throw new UsageError(`the password may have at most ${MAX_PASSWORD} characters`);
   return password;
 }
 

@@ -46,7 +46,7 @@ function layout(title: string, body: string, locals: Partial<ConsoleLocals>): st
     : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · Operations console</title><link rel="stylesheet" href="/console/assets/console.css"></head>
+<title>${escapeHtml(title)} · Operations console</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/console/assets/console.css"></head>
 <body><header><a class="brand" href="/console">Operations console</a>${nav}</header>
 <main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
 }

@@ -7,6 +7,13 @@ export interface ConsoleSession {
   email: string;
   csrfToken: string;
   createdAt: number;
+  /** passwordStamp() of the hash at sign-in: a password reset ends every session opened before it. */
+  passwordStamp: string;
+}
+
+/** A fingerprint of the stored hash (new salt on every reset), never the hash itself. */
+export function passwordStamp(passwordHash: string): string {
+  return createHash("sha256").update(passwordHash).digest("base64url").slice(0, 22);
 }
 
 /**
@@ -21,9 +28,15 @@ export class SessionStore {
     private readonly config: ConsoleConfig,
   ) {}
 
-  async create(operator: { id: string; email: string }): Promise<{ token: string; session: ConsoleSession }> {
+  async create(operator: { id: string; email: string; passwordHash: string }): Promise<{ token: string; session: ConsoleSession }> {
     const token = randomBytes(32).toString("base64url");
-    const session: ConsoleSession = { operatorId: operator.id, email: operator.email, csrfToken: randomBytes(32).toString("base64url"), createdAt: Date.now() };
+    const session: ConsoleSession = {
+      operatorId: operator.id,
+      email: operator.email,
+      csrfToken: randomBytes(32).toString("base64url"),
+      createdAt: Date.now(),
+      passwordStamp: passwordStamp(operator.passwordHash),
+    };
     await this.redis.set(this.key(token), JSON.stringify(session), "PX", this.config.sessionIdleMs);
     return { token, session };
   }

@@ -64,6 +64,9 @@ export function signInRoutes(deps: SignInDeps): Router {
       deps.logger.warn("console sign-in refused", { email, ip: req.ip });
       return showForm(req, res, 401, "Wrong e-mail or password.", email);
     }
+    // A session cookie already in the browser (another operator's, say) ends here rather than idling on in Redis.
+    const previous = readCookie(req, SESSION_COOKIE);
+    if (previous) await sessions.destroy(previous);
     const { token } = await sessions.create(operator);
     deps.logger.info("console sign-in", { operator_id: operator.id, email });
     res.append("Set-Cookie", serializeCookie(SESSION_COOKIE, token, { secure: deps.secureCookies }));

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import request from "supertest";
+import { hashPassword } from "@gen/passwords";
 import { QUEUE_NAMES } from "@gen/queues";
 import { cookieFrom, createOperator, signIn, type ConsoleOperatorSession } from "../support/console-session.ts";
 import { createTestGateway, type TestGateway } from "../support/test-gateway.ts";
@@ -122,6 +123,25 @@ describe("sign-in", () => {
     expect((await attempt({ email: op.email, password: op.password })).status).toBe(401);
   });
 
+  test("a password reset ends the operator's open sessions", async () => {
+    const op = await createOperator(gw.deps.db);
+    const own = await signIn(gw, op);
+    await gw.deps.db.operator.update({ where: { email: op.email }, data: { passwordHash: await hashPassword("the new long password") } });
+    expect((await html("/console", own.cookie)).status).toBe(302);
+    await signIn(gw, { email: op.email, password: "the new long password" });
+  });
+
+  test("signing in again ends the session the browser carried", async () => {
+    const own = await signIn(gw);
+    const form = await html("/console/sign-in", own.cookie);
+    const csrf = cookieFrom(form, "gen_console_csrf")!;
+    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const res = await request(gw.app).post("/console/sign-in").set("Cookie", `${own.cookie}; ${csrf}`).type("form").send({ _csrf: token, email: own.email, password: own.password });
+    expect(res.status).toBe(303);
+    expect((await html("/console", own.cookie)).status).toBe(302);
+    expect((await html("/console", cookieFrom(res, "gen_console"))).status).toBe(200);
+  });
+
   test("sign-in attempts are rate limited", async () => {
     const strict = await createTestGateway({ CONSOLE_SIGN_IN_RATE_PER_MIN: "6", CONSOLE_SIGN_IN_BURST: "5" });
     try {
@@ -171,6 +191,8 @@ describe("with a session", () => {
   test("bull-board lists every queue; its state-changing API needs our origin", async () => {
     const page = await html("/console/queues", session.cookie);
     expect(page.status).toBe(200);
+    // Its page runs only its own script files: no inline script may run there either.
+    expect(page.headers["content-security-policy"]).toContain("script-src 'self';");
     const api = await request(gw.app).get("/console/queues/api/queues").set("Cookie", session.cookie);
     expect(api.status).toBe(200);
     expect((api.body.queues as { name: string }[]).map((q) => q.name).sort()).toEqual(Object.values(QUEUE_NAMES).sort());
@@ -229,11 +251,13 @@ describe("pnpm admin create-operator", () => {
     await signIn(gw, { email, password });
   });
 
-  test("reads the password from stdin and refuses short ones", async () => {
+  test("reads the password from stdin and refuses short or overlong ones", async () => {
     const email = `cli-stdin-${Date.now()}@example.test`;
     await admin(["create-operator", "--email", email], {}, "another long password\n");
     await signIn(gw, { email, password: "another long password" });
     await expect(admin(["create-operator", "--email", `x${email}`], { OPERATOR_PASSWORD: "short" })).rejects.toMatchObject({ code: 2 });
+    // Longer than the sign-in form reads: it could never be used.
+    await expect(admin(["create-operator", "--email", `y${email}`], { OPERATOR_PASSWORD: "x".repeat(1025) })).rejects.toMatchObject({ code: 2 });
   });
 });
 
