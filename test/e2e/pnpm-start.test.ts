@@ -10,6 +10,7 @@ const run = promisify(execFile);
 let service: ChildProcess | undefined;
 let base = "";
 let env: NodeJS.ProcessEnv;
+let metricsBase = "";
 
 async function freePort(): Promise<number> {
   const server = net.createServer().listen(0, "127.0.0.1");
@@ -21,7 +22,9 @@ async function freePort(): Promise<number> {
 
 beforeAll(async () => {
   const port = await freePort();
+  const metricsPort = await freePort();
   base = `http://127.0.0.1:${port}`;
+  metricsBase = `http://127.0.0.1:${metricsPort}`;
   env = {
     ...process.env,
     NODE_OPTIONS: "",
@@ -30,6 +33,8 @@ beforeAll(async () => {
     QUEUE_PREFIX: `start_${randomBytes(4).toString("hex")}`,
     STORAGE_DIR: mkdtempSync(path.join(os.tmpdir(), "gen-start-")),
     LOG_LEVEL: "warn",
+    GATEWAY_METRICS_PORT: String(metricsPort),
+    WORKER_METRICS_PORT: "0",
   };
   // Exactly the documented command, in its own process group like a terminal session.
   service = spawn("pnpm", ["start"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
@@ -81,6 +86,15 @@ test("pnpm start + pnpm admin: every endpoint completes with the shipped catalog
     }
   }
 }, 60_000);
+
+test("the gateway's metrics are on GATEWAY_METRICS_PORT, not on the public API port", async () => {
+  const scraped = await fetch(`${metricsBase}/metrics`);
+  expect(scraped.status).toBe(200);
+  expect(await scraped.text()).toContain("http_requests_total");
+  const publicPort = await fetch(`${base}/metrics`);
+  expect(publicPort.status).toBe(404);
+  expect(((await publicPort.json()) as { error: { code: number } }).error.code).toBe(40002);
+});
 
 test("SIGTERM stops gateway and worker within a bounded time", async () => {
   const started = Date.now();

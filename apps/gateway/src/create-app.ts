@@ -27,7 +27,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use("/cdn", express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
   app.use(openApiRoutes(deps));
   app.use("/console", consoleRoutes(deps));
-  app.use("/api", originGuard(deps.config.allowedOrigins));
+  // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
+  app.use("/api", originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]));
   app.use(submissionRoutes(deps));
   app.use(taskRoutes(deps));
   app.use(accountRoutes(deps));

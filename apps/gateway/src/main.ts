@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { loadConfig } from "@gen/config";
 import { checkDatabase } from "@gen/db";
 import { createLogger } from "@gen/logger";
+import { startMetricsServer } from "@gen/metrics";
 import { checkRedis } from "@gen/queues";
 import { createApp } from "./create-app.ts";
 import { buildDeps, closeDeps } from "./services/build-deps.ts";
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const server = createApp(deps).listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   const port = (server.address() as AddressInfo).port;
+  const metricsServer = await startMetricsServer(deps.metrics, config.gatewayMetricsPort, logger, "gateway");
   logger.info("gateway listening", { port, base_url: config.baseUrl });
   process.send?.({ ready: "gateway", port });
 
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     logger.info("gateway shutting down", { signal });
     const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    metricsServer?.close();
     server.close(async () => {
       await closeDeps(deps);
       clearTimeout(force);

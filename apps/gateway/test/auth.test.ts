@@ -71,6 +71,19 @@ describe("browser origins", () => {
     expect(preflight.headers["access-control-allow-headers"]).toContain("Authorization");
   });
 
+  test("the gateway's own origin (BASE_URL, where /docs runs \"try it out\") passes without being listed", async () => {
+    const own = new URL(gw.deps.config.baseUrl).origin;
+    const res = await request(gw.app).post("/api/v1/images/generations").set("Origin", own).set("Authorization", user.auth).send(body);
+    expect(res.status).toBe(202);
+    expect(res.headers["access-control-allow-origin"]).toBe(own);
+    const preflight = await request(gw.app).options("/api/v1/tasks/x").set("Origin", own).set("Access-Control-Request-Method", "GET");
+    expect(preflight.status).toBe(204);
+    // Same host, other port or scheme: another origin.
+    const other = new URL(own);
+    other.port = String(Number(other.port || 80) + 1);
+    expectError(await request(gw.app).get("/api/v1/account").set("Origin", other.origin).set("Authorization", user.auth), 403, 10006);
+  });
+
   test("no Origin means server-to-server and passes", async () => {
     expect((await request(gw.app).get("/api/v1/account").set("Authorization", user.auth)).status).toBe(200);
   });

@@ -1,12 +1,16 @@
 import request from "supertest";
+import { loadConfig } from "@gen/config";
 import { createMetrics } from "@gen/metrics";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 
 let gw: TestGateway;
 let user: TestUser;
 
+const TOKEN = "metrics-token-for-tests-0123456789";
+const scrape = (app: TestGateway["app"]) => request(app).get("/metrics").set("Authorization", `Bearer ${TOKEN}`);
+
 beforeAll(async () => {
-  gw = await createTestGateway();
+  gw = await createTestGateway({ METRICS_TOKEN: TOKEN });
   user = await createUser(gw.deps.db);
   // The request connection refuses commands until connected (70001); on a loaded machine that can
   // outlast createUser.
@@ -31,7 +35,7 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
   expect((await request(gw.app).get(`/api/v1/nothing/${taskId}`)).status).toBe(404);
   expect((await request(gw.app).post(`/api/v1/tasks/${taskId}/cancel`).set("Authorization", user.auth)).status).toBe(200);
 
-  const res = await request(gw.app).get("/metrics");
+  const res = await scrape(gw.app);
   expect(res.status).toBe(200);
   expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
   const body = res.text;
@@ -60,20 +64,42 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
   expect(body).not.toContain("/api/v1/nothing");
 
   // The scrape itself is counted on the next one.
-  const again = await request(gw.app).get("/metrics");
+  const again = await scrape(gw.app);
   expect(sample(again.text, "http_requests_total", 'method="GET",route="/metrics",status="200"')).toBe(1);
 });
 
 test("a scrape still answers when a queue's counts do not arrive, without stale queue depths", async () => {
   // A queue whose Redis never answers, as when Redis hangs; the gauge gives up after queueTimeoutMs.
   const hung = { name: "generation", getJobCounts: () => new Promise<Record<string, number>>(() => {}) };
-  const stuck = await createTestGateway({}, () => ({ metrics: createMetrics({ queues: [hung], queueTimeoutMs: 200, defaultMetrics: false }) }));
+  const stuck = await createTestGateway({ METRICS_TOKEN: TOKEN }, () => ({ metrics: createMetrics({ queues: [hung], queueTimeoutMs: 200, defaultMetrics: false }) }));
   try {
-    const res = await request(stuck.app).get("/metrics");
+    const res = await scrape(stuck.app);
     expect(res.status).toBe(200);
     expect(res.text).not.toMatch(/^queue_jobs\{/m);
     expect(sample(res.text, "queue_jobs_collect_errors_total", 'queue="generation"')).toBe(1);
   } finally {
     await stuck.close();
   }
+});
+
+test("on the API port /metrics needs the token; without METRICS_TOKEN it is not there at all", async () => {
+  const missing = await request(gw.app).get("/metrics");
+  expect({ status: missing.status, code: missing.body.error?.code }).toEqual({ status: 401, code: 10001 });
+  const basic = await request(gw.app).get("/metrics").set("Authorization", "Basic eDp5");
+  expect({ status: basic.status, code: basic.body.error?.code }).toEqual({ status: 401, code: 10002 });
+  const wrong = await request(gw.app).get("/metrics").set("Authorization", `Bearer ${TOKEN}x`);
+  expect({ status: wrong.status, code: wrong.body.error?.code }).toEqual({ status: 401, code: 10003 });
+  expect(wrong.text).not.toContain("http_requests_total");
+
+  const plain = await createTestGateway();
+  try {
+    const res = await request(plain.app).get("/metrics");
+    expect({ status: res.status, code: res.body.error?.code }).toEqual({ status: 404, code: 40002 });
+  } finally {
+    await plain.close();
+  }
+});
+
+test("METRICS_TOKEN shorter than 16 characters is refused at start-up", () => {
+  expect(() => loadConfig({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN must be at least 16 characters/);
 });

@@ -2,14 +2,13 @@ import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
 import { checkDatabase, createDatabase } from "@gen/db";
 import { createLogger } from "@gen/logger";
-import { createMetrics } from "@gen/metrics";
+import { createMetrics, startMetricsServer } from "@gen/metrics";
 import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 import { createStorage } from "@gen/storage";
 import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
 import { reconcileTasks } from "./reconcile-tasks.ts";
-import { startMetricsServer } from "./start-metrics-server.ts";
 
 const SHUTDOWN_GRACE_MS = 15_000;
 
@@ -27,7 +26,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
   const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, webhookQueue, logger, metrics }, redis);
-  const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger);
+  const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
 
   const reconcile = async () => {
     try {

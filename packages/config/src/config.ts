@@ -25,6 +25,10 @@ export interface Config {
   reconcileIntervalMs: number;
   /** Port of the worker's Prometheus endpoint (GET /metrics); 0 turns it off. */
   workerMetricsPort: number;
+  /** Port of the gateway's Prometheus endpoint, apart from the public API listener; 0 turns it off. */
+  gatewayMetricsPort: number;
+  /** When set, the gateway also answers GET /metrics on the API port to `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
   jobLockMs: number;
   logLevel: string;
   console: ConsoleConfig;

@@ -41,6 +41,8 @@ export function loadConfig(env: Env = process.env): Config {
     deliveryConcurrency: int(env, "DELIVERY_CONCURRENCY", 64, 1),
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 15_000, 100),
     workerMetricsPort: int(env, "WORKER_METRICS_PORT", 9091, 0, 65535),
+    gatewayMetricsPort: int(env, "GATEWAY_METRICS_PORT", 9090, 0, 65535),
+    metricsToken: secret(env, "METRICS_TOKEN", 16),
     jobLockMs: int(env, "JOB_LOCK_MS", 30_000, 500),
     logLevel: str(env, "LOG_LEVEL", "info"),
     console: {
@@ -75,6 +77,14 @@ function num(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+/** An optional secret; a short one would be guessable, so it is refused rather than used. */
+function secret(env: Env, name: string, minLength: number): string | undefined {
+  const value = env[name];
+  if (value === undefined || value === "") return undefined;
+  if (value.length < minLength) throw new ConfigError(`${name} must be at least ${minLength} characters`);
   return value;
 }
 

@@ -62,6 +62,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     BASE_URL: `http://127.0.0.1:${port}`,
     STORAGE_DIR: storageDir,
     WORKER_METRICS_PORT: "0",
+    GATEWAY_METRICS_PORT: "0",
     POLL_RATE_PER_SEC: "100000",
     POLL_RATE_BURST: "100000",
     SUBMIT_RATE_PER_SEC: "100000",

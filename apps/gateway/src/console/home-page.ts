@@ -18,5 +18,5 @@ export function homePage(queues: QueueCounts[]): string {
 <form method="get" action="/console/deliveries" id="home-find-task"><label for="home-task-id">Task id</label>
 <input id="home-task-id" name="task_id" placeholder="task_…" pattern="task_[0-9a-f]{32}" required> <button type="submit">Find</button></form>
 <p><a href="/console/deliveries">Deliveries per minute, latest attempts, manual redelivery</a></p></section>
-<section class="card"><h2>Metrics</h2><p>Prometheus text at <a href="/metrics">/metrics</a> (gateway) and on the worker's <code>WORKER_METRICS_PORT</code>.</p></section>`;
+<section class="card"><h2>Metrics</h2><p>Prometheus text at <code>/metrics</code> on each gateway's <code>GATEWAY_METRICS_PORT</code> and each worker's <code>WORKER_METRICS_PORT</code> (not on the API port).</p></section>`;
 }

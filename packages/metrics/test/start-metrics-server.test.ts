@@ -1,14 +1,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createLogger } from "@gen/logger";
-import { createMetrics } from "@gen/metrics";
+import { createMetrics } from "../src/create-metrics.ts";
 import { startMetricsServer } from "../src/start-metrics-server.ts";
 
-const logger = createLogger("worker-test", "silent");
+const logger = { info: () => {}, error: () => {} };
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
 
 test("port 0 means no server", async () => {
-  expect(await startMetricsServer(createMetrics({ defaultMetrics: false }), 0, logger)).toBeUndefined();
+  expect(await startMetricsServer(createMetrics({ defaultMetrics: false }), 0, logger, "worker")).toBeUndefined();
 });
 
 test("a taken port is not fatal: the worker runs without metrics", async () => {
@@ -16,7 +15,7 @@ test("a taken port is not fatal: the worker runs without metrics", async () => {
   await new Promise<void>((resolve) => squatter.listen(0, resolve));
   try {
     const port = (squatter.address() as AddressInfo).port;
-    expect(await startMetricsServer(createMetrics({ defaultMetrics: false }), port, logger)).toBeUndefined();
+    expect(await startMetricsServer(createMetrics({ defaultMetrics: false }), port, logger, "worker")).toBeUndefined();
   } finally {
     await close(squatter);
   }
@@ -27,7 +26,7 @@ test("serves GET /metrics on the port", async () => {
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
   const port = (probe.address() as AddressInfo).port;
   await close(probe);
-  const server = await startMetricsServer(createMetrics({ defaultMetrics: false }), port, logger);
+  const server = await startMetricsServer(createMetrics({ defaultMetrics: false }), port, logger, "worker");
   expect(server).toBeDefined();
   try {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);

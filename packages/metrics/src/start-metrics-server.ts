@@ -1,0 +1,27 @@
+import type { Server } from "node:http";
+import type { Metrics } from "./create-metrics.ts";
+import { serveMetrics } from "./serve-metrics.ts";
+
+/** The two log calls this needs; both apps pass their winston logger. */
+export interface MetricsServerLogger {
+  info(message: string, fields?: Record<string, unknown>): unknown;
+  error(message: string, fields?: Record<string, unknown>): unknown;
+}
+
+/**
+ * A process's Prometheus endpoint on its own port (0: none), kept off the public API listener so
+ * that queue depths and traffic figures are not served to the internet. A port already taken (a
+ * second process on the same host) is logged, not fatal: requests and jobs matter more than their
+ * metrics.
+ */
+export async function startMetricsServer(metrics: Metrics, port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
+  if (port === 0) return undefined;
+  try {
+    const server = await serveMetrics(metrics, { port });
+    logger.info(`${processName} metrics listening`, { port });
+    return server;
+  } catch (error) {
+    logger.error(`${processName} metrics server could not start; running without it`, { port, err: error });
+    return undefined;
+  }
+}
