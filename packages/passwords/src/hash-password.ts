@@ -1,5 +1,6 @@
 import { randomBytes, scrypt } from "node:crypto";
 import { promisify } from "node:util";
+import { inHashingSlot } from "./hashing-slots.ts";
 import { SCRYPT, SCRYPT_MAXMEM } from "./scrypt-params.ts";
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
@@ -8,10 +9,10 @@ const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(SCRYPT.saltLength);
   const { N, r, p, keyLength } = SCRYPT;
-  const hash = await scryptAsync(password.normalize("NFC"), salt, keyLength, { N, r, p, maxmem: SCRYPT_MAXMEM });
+  const hash = await derive(password, salt, keyLength, { N, r, p });
   return ["scrypt", N, r, p, salt.toString("base64url"), hash.toString("base64url")].join("$");
 }
 
 export async function derive(password: string, salt: Buffer, keyLength: number, params: { N: number; r: number; p: number }): Promise<Buffer> {
-  return scryptAsync(password.normalize("NFC"), salt, keyLength, { ...params, maxmem: SCRYPT_MAXMEM });
+  return inHashingSlot(() => scryptAsync(password.normalize("NFC"), salt, keyLength, { ...params, maxmem: SCRYPT_MAXMEM }));
 }

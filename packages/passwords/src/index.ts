@@ -1,2 +1,2 @@
 export { hashPassword } from "./hash-password.ts";
-export { verifyPassword } from "./verify-password.ts";
+export { needsRehash, verifyPassword } from "./verify-password.ts";

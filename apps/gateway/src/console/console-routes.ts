@@ -13,6 +13,7 @@ import { queueOriginCheck } from "./queue-origin-check.ts";
 import { requireSession } from "./require-session.ts";
 import { securityHeaders } from "./security-headers.ts";
 import { SessionStore } from "./session-store.ts";
+import { SignInGuard } from "./sign-in-guard.ts";
 import { signInRoutes, signOutRoute } from "./sign-in-routes.ts";
 
 const ASSETS = path.join(import.meta.dirname, "assets");
@@ -33,7 +34,7 @@ export function consoleRoutes(deps: GatewayDeps): Router {
   router.use(securityHeaders);
   router.use("/assets", express.static(ASSETS, { index: false, maxAge: "1h" }));
   router.use(formBody);
-  router.use(signInRoutes({ config, db: deps.db, logger: deps.logger, rateLimiter: deps.rateLimiter, sessions, ui, secureCookies }));
+  router.use(signInRoutes({ config, guard: new SignInGuard(deps.redis, config.queuePrefix), db: deps.db, logger: deps.logger, rateLimiter: deps.rateLimiter, sessions, ui, secureCookies }));
   router.use(requireSession(sessions, deps.db));
   router.use("/queues", queueOriginCheck(config.baseUrl), queueDashboard(queues, "/console/queues"));
   router.use(csrfCheck(config.baseUrl));

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Router, type Request, type Response } from "express";
 import type { Database } from "@gen/db";
 import { ApiError } from "@gen/errors";
-import { verifyPassword } from "@gen/passwords";
+import { hashPassword, needsRehash, verifyPassword } from "@gen/passwords";
 import type { Config } from "@gen/config";
 import type { Logger } from "@gen/logger";
 import type { RateLimiter } from "../services/rate-limiter.ts";
@@ -12,10 +12,12 @@ import { submittedToken, tokensMatch } from "./csrf-check.ts";
 import { safeNext } from "./safe-next.ts";
 import { isSameOrigin } from "./same-origin.ts";
 import type { SessionStore } from "./session-store.ts";
+import type { SignInGuard } from "./sign-in-guard.ts";
 import { signInPage } from "./sign-in-page.ts";
 
 export interface SignInDeps {
   config: Config;
+  guard: SignInGuard;
   db: Database;
   logger: Logger;
   rateLimiter: RateLimiter;
@@ -48,22 +50,23 @@ export function signInRoutes(deps: SignInDeps): Router {
     }
     const email = typeof body.email === "string" ? body.email.trim().toLowerCase().slice(0, 254) : "";
     const password = typeof body.password === "string" ? body.password.slice(0, 1024) : "";
-    // Two buckets: one per client address (spraying many accounts), one per account (many addresses).
-    const rate = deps.config.console.signInRate;
-    const decisions = await Promise.all([deps.rateLimiter.take("sign-in", `ip:${req.ip ?? "?"}`, rate), deps.rateLimiter.take("sign-in", `email:${email}`, rate)]).catch(() => {
+    const address = req.ip ?? "?";
+    const refused = await checkLimits(deps, email, address).catch(() => {
       throw new ApiError(70001);
     });
-    const limited = decisions.some((d) => !d.allowed);
-    if (limited) {
-      deps.logger.warn("console sign-in rate limited", { email, ip: req.ip });
-      return showForm(req, res, 429, "Too many sign-in attempts; wait a minute and try again.", email);
+    if (refused !== null) {
+      deps.logger.warn("console sign-in rate limited", { email, ip: address, reason: refused.reason });
+      return showForm(req, res, 429, refused.message, email);
     }
-    const operator = email ? await deps.db.operator.findUnique({ where: { email } }) : null;
-    const ok = await verifyPassword(password, operator && operator.disabledAt === null ? operator.passwordHash : null);
-    if (!ok || !operator) {
-      deps.logger.warn("console sign-in refused", { email, ip: req.ip });
+    const found = email ? await deps.db.operator.findUnique({ where: { email } }) : null;
+    const ok = await verifyPassword(password, found && found.disabledAt === null ? found.passwordHash : null);
+    if (!ok || !found) {
+      if (email) await deps.guard.recordFailure(email, address).catch(() => {});
+      deps.logger.warn("console sign-in refused", { email, ip: address });
       return showForm(req, res, 401, "Wrong e-mail or password.", email);
     }
+    await deps.guard.recordSuccess(email, address).catch(() => {});
+    const operator = await upgradeHash(deps, found, password);
     // A session cookie already in the browser (another operator's, say) ends here rather than idling on in Redis.
     const previous = readCookie(req, SESSION_COOKIE);
     if (previous) await sessions.destroy(previous);
@@ -75,6 +78,46 @@ export function signInRoutes(deps: SignInDeps): Router {
   });
 
   return router;
+}
+
+interface Refusal {
+  reason: "address" | "account" | "backoff";
+  message: string;
+}
+
+/**
+ * Three limits, each against its own attacker: a bucket per client address (one address spraying
+ * many accounts), a bucket per account that addresses the account never signed in from must share
+ * (many addresses guessing one password), and back-off per (account, address) that doubles with
+ * every failure (one address guessing one password). The operator's own known addresses skip the
+ * per-account bucket, so a distributed attacker cannot lock them out.
+ */
+async function checkLimits(deps: SignInDeps, email: string, address: string): Promise<Refusal | null> {
+  const rate = deps.config.console.signInRate;
+  const [byAddress, known] = await Promise.all([deps.rateLimiter.take("sign-in", `ip:${address}`, rate), email ? deps.guard.isKnownAddress(email, address) : false]);
+  if (!byAddress.allowed) return { reason: "address", message: "Too many sign-in attempts; wait a minute and try again." };
+  if (!email) return null;
+  if (!known && !(await deps.rateLimiter.take("sign-in", `email:${email}`, rate)).allowed) {
+    return { reason: "account", message: "Too many sign-in attempts; wait a minute and try again." };
+  }
+  const claim = await deps.guard.claim(email, address);
+  if (!claim.allowed) {
+    return { reason: "backoff", message: `Too many sign-in attempts; wait ${Math.ceil(claim.retryAfterMs / 1000)} seconds and try again.` };
+  }
+  return null;
+}
+
+type Operator = { id: string; email: string; passwordHash: string };
+
+/** A hash made with older, cheaper parameters is replaced now that the password is at hand. */
+async function upgradeHash<T extends Operator>(deps: SignInDeps, operator: T, password: string): Promise<T> {
+  if (!needsRehash(operator.passwordHash)) return operator;
+  const passwordHash = await hashPassword(password);
+  // Conditional on the old hash: a reset that ran meanwhile wins.
+  const updated = await deps.db.operator.updateMany({ where: { id: operator.id, passwordHash: operator.passwordHash }, data: { passwordHash } });
+  if (updated.count === 0) return operator;
+  deps.logger.info("console operator password rehashed with current parameters", { operator_id: operator.id });
+  return { ...operator, passwordHash };
 }
 
 /** After the session check and the CSRF check: ends the session everywhere (it lives in Redis). */

@@ -12,8 +12,13 @@ export interface ConsoleOperatorSession {
   csrfToken: string;
 }
 
+// One hash per password for the whole file: scrypt at full cost takes a few hundred milliseconds,
+// and operators of a test differ by e-mail, not by salt.
+const hashes = new Map<string, Promise<string>>();
+
 export async function createOperator(db: Database, email = `ops-${Math.random().toString(36).slice(2)}@example.test`, password = "correct horse battery"): Promise<{ email: string; password: string }> {
-  await db.operator.create({ data: { id: newOperatorId(), email, passwordHash: await hashPassword(password) } });
+  if (!hashes.has(password)) hashes.set(password, hashPassword(password));
+  await db.operator.create({ data: { id: newOperatorId(), email, passwordHash: await hashes.get(password)! } });
   return { email, password };
 }
 
