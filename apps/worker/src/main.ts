@@ -1,6 +1,6 @@
 import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
-import { checkDatabase, createDatabase } from "@gen/db";
+import { checkDatabase, createDatabase, purgeExpiredIdempotencyKeys } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { createMetrics, startMetricsServer } from "@gen/metrics";
 import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
@@ -33,6 +33,8 @@ async function main(): Promise<void> {
       const count = await reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2);
       if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
       await reconcileDeliveries({ config, db, webhookQueue, logger, metrics });
+      const purged = await purgeExpiredIdempotencyKeys(db);
+      if (purged > 0) logger.info("purged expired idempotency keys", { count: purged });
     } catch (error) {
       logger.error("reconcile failed", { err: error });
     }

@@ -4,3 +4,4 @@ export { checkDatabase } from "./check-database.ts";
 export { isDatabaseUnavailable } from "./database-unavailable.ts";
 export { Prisma } from "./generated/client.ts";
 export type { Task, User, ApiKey, WebhookDelivery, WebhookAttempt, LedgerEntry } from "./generated/client.ts";
+export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys } from "./idempotency-keys.ts";

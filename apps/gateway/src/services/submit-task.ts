@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Endpoint } from "@gen/catalog";
-import { Prisma, TASK_COLUMNS, isDatabaseUnavailable, type Database, type Task } from "@gen/db";
+import { IDEMPOTENCY_WINDOW_MS, Prisma, TASK_COLUMNS, isDatabaseUnavailable, type Database, type Task } from "@gen/db";
 import { ApiError } from "@gen/errors";
 import { newTaskId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, generationJobId } from "@gen/queues";
@@ -15,7 +15,6 @@ export interface SubmitInput {
   idempotencyKey: string | undefined;
 }
 
-const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 // BullMQ waits for a connection forever; a request must not. A job that lands after the time-out
 // finds its task discarded and ends without running.
 const ENQUEUE_TIMEOUT_MS = 2000;
