@@ -25,12 +25,26 @@ export async function createKey(db: Database, amount: number, userId: string | u
   return { user_id: id, api_key: apiKey };
 }
 
-export async function revokeKey(db: Database, apiKey: string | undefined) {
-  if (!apiKey) throw new UsageError("usage: revoke-key <api_key>");
-  const result = await db.apiKey.updateMany({ where: { keyHash: hashApiKey(apiKey), revokedAt: null }, data: { revokedAt: new Date() } });
-  const exists = result.count > 0 || (await db.apiKey.count({ where: { keyHash: hashApiKey(apiKey) } })) > 0;
+const KEY_ID = /^key_[0-9a-f]{24}$/;
+
+export type KeyToRevoke = { apiKey: string } | { keyId: string };
+
+/** Revokes by the key itself (its hash) or by its id (`list-keys` shows ids); revoking twice is fine. */
+export async function revokeKey(db: Database, target: KeyToRevoke) {
+  const where = "keyId" in target ? { id: target.keyId } : { keyHash: hashApiKey(target.apiKey) };
+  if ("keyId" in target && !KEY_ID.test(target.keyId)) throw new UsageError("--key-id must look like key_<24 hex characters>");
+  if ("apiKey" in target && !target.apiKey) throw new UsageError("no API key on stdin");
+  const result = await db.apiKey.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: new Date() } });
+  const exists = result.count > 0 || (await db.apiKey.count({ where })) > 0;
   if (!exists) throw new UsageError("no such API key");
   return { revoked: true };
+}
+
+/** A user's keys by id (never the key, which is not stored), so one can be revoked without having it. */
+export async function listKeys(db: Database, userId: string | undefined) {
+  if (!userId) throw new UsageError("--user is required");
+  const keys = await db.apiKey.findMany({ where: { userId }, orderBy: { createdAt: "asc" }, select: { id: true, createdAt: true, revokedAt: true } });
+  return { user_id: userId, keys: keys.map((k) => ({ key_id: k.id, created_at: k.createdAt.toISOString(), revoked_at: k.revokedAt?.toISOString() ?? null })) };
 }
 
 export async function addCredits(db: Database, userId: string | undefined, amount: number) {

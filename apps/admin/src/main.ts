@@ -1,12 +1,15 @@
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
-import { addCredits, createKey, credits, revokeKey } from "./admin-commands.ts";
+import { addCredits, createKey, credits, listKeys, revokeKey, type KeyToRevoke } from "./admin-commands.ts";
 import { createOperator, disableOperator, readPassword, resetOperatorPassword } from "./operator-commands.ts";
-import { UsageError, parseArgs } from "./parse-args.ts";
+import { UsageError, parseArgs, type ParsedArgs } from "./parse-args.ts";
+import { readStdin } from "./read-stdin.ts";
 
 const USAGE = `usage:
   pnpm admin create-key --credits <n> [--user <user_id>]
-  pnpm admin revoke-key <api_key>
+  pnpm admin revoke-key              (the key on stdin: echo "$KEY" | pnpm admin revoke-key)
+  pnpm admin revoke-key --key-id <key_id>
+  pnpm admin list-keys --user <user_id>
   pnpm admin add-credits --user <user_id> --credits <n>
   OPERATOR_PASSWORD=… pnpm admin create-operator --email <email>   (or the password on stdin)
   OPERATOR_PASSWORD=… pnpm admin reset-operator-password --email <email>
@@ -24,7 +27,10 @@ async function main(): Promise<void> {
         result = await createKey(db, credits(args.flags.credits, true), args.flags.user);
         break;
       case "revoke-key":
-        result = await revokeKey(db, args.positional[0]);
+        result = await revokeKey(db, await keyToRevoke(args));
+        break;
+      case "list-keys":
+        result = await listKeys(db, args.flags.user);
         break;
       case "add-credits":
         result = await addCredits(db, args.flags.user, credits(args.flags.credits, false));
@@ -45,6 +51,21 @@ async function main(): Promise<void> {
   } finally {
     await db.$disconnect();
   }
+}
+
+/**
+ * `--key-id`, else the key on stdin; the key as an argument still works (decisions.md names that
+ * form) but lands in shell history and `ps`, so it is warned about.
+ */
+async function keyToRevoke(args: ParsedArgs): Promise<KeyToRevoke> {
+  if (args.flags["key-id"] !== undefined) return { keyId: args.flags["key-id"] };
+  const fromArgv = args.positional[0];
+  if (fromArgv !== undefined) {
+    process.stderr.write("admin: warning: a key on the command line is visible in shell history and ps; pipe it on stdin or use --key-id\n");
+    return { apiKey: fromArgv };
+  }
+  if (process.stdin.isTTY) process.stderr.write("API key to revoke (then Ctrl-D): ");
+  return { apiKey: (await readStdin(process.stdin)).trim() };
 }
 
 main().catch((error: unknown) => {

@@ -2,6 +2,7 @@ import type { Database } from "@gen/db";
 import { newOperatorId } from "@gen/ids";
 import { hashPassword } from "@gen/passwords";
 import { UsageError } from "./parse-args.ts";
+import { readStdin } from "./read-stdin.ts";
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
 const MIN_PASSWORD = 12;
@@ -11,11 +12,7 @@ const MAX_PASSWORD = 1024;
 /** The password comes from OPERATOR_PASSWORD or stdin, never argv: argv is visible in `ps` and shell history. */
 export async function readPassword(env: NodeJS.ProcessEnv, stdin: NodeJS.ReadStream): Promise<string> {
   let password = env.OPERATOR_PASSWORD;
-  if (password === undefined && !stdin.isTTY) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stdin) chunks.push(chunk as Buffer);
-    password = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
-  }
+  if (password === undefined && !stdin.isTTY) password = await readStdin(stdin);
   if (!password) throw new UsageError("set OPERATOR_PASSWORD or pipe the password on stdin");
   if (password.length < MIN_PASSWORD) throw new UsageError(`the password needs at least ${MIN_PASSWORD} characters`);
   if (password.length > MAX_PASSWORD) throw new UsageError(`the password may have at most ${MAX_PASSWORD} characters`);

@@ -9,8 +9,15 @@ afterAll(() => db.$disconnect());
 
 /** Runs the operator command exactly as documented: `pnpm admin ...` from the repository root. */
 async function admin(...args: string[]) {
+  return adminWithStdin("", ...args);
+}
+
+/** The same, with `input` piped on stdin (and stdin closed, so nothing waits for more). */
+async function adminWithStdin(input: string, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run("pnpm", ["admin", ...args], { env: process.env });
+    const pending = run("pnpm", ["admin", ...args], { env: process.env });
+    pending.child.stdin!.end(input);
+    const { stdout, stderr } = await pending;
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -46,10 +53,36 @@ test("create-key --user adds a second key to an existing user; add-credits and r
   const sum = await db.ledgerEntry.aggregate({ where: { userId: first.user_id }, _sum: { delta: true } });
   expect(sum._sum.delta).toBe(50);
 
-  const revoked = await admin("revoke-key", second.api_key);
-  expect(revoked.code).toBe(0);
+  // The key on stdin, never in argv.
+  const revoked = await adminWithStdin(`${second.api_key}\n`, "revoke-key");
+  expect({ code: revoked.code, stdout: revoked.stdout, stderr: revoked.stderr }).toEqual({ code: 0, stdout: '{"revoked":true}\n', stderr: "" });
   const key = await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(second.api_key) } });
   expect(key.revokedAt).not.toBeNull();
+}, 60_000);
+
+test("list-keys shows ids, never keys; revoke-key --key-id revokes without the key", async () => {
+  const first = JSON.parse((await admin("create-key", "--credits", "0")).stdout);
+  const second = JSON.parse((await admin("create-key", "--credits", "0", "--user", first.user_id)).stdout);
+  const listed = await admin("list-keys", "--user", first.user_id);
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).not.toContain("sk_");
+  const { keys } = JSON.parse(listed.stdout);
+  expect(keys).toHaveLength(2);
+  expect(keys.every((k: { key_id: string; revoked_at: null }) => /^key_[0-9a-f]{24}$/.test(k.key_id) && k.revoked_at === null)).toBe(true);
+
+  const secondId = (await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(second.api_key) } })).id;
+  expect((await admin("revoke-key", "--key-id", secondId)).code).toBe(0);
+  const after = JSON.parse((await admin("list-keys", "--user", first.user_id)).stdout).keys;
+  expect(after.find((k: { key_id: string }) => k.key_id === secondId).revoked_at).not.toBeNull();
+  expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(first.api_key) } })).revokedAt).toBeNull();
+}, 60_000);
+
+test("the key as an argument still works (the documented form) but warns that argv is visible", async () => {
+  const made = JSON.parse((await admin("create-key", "--credits", "0")).stdout);
+  const result = await admin("revoke-key", made.api_key);
+  expect(result.code).toBe(0);
+  expect(result.stderr).toMatch(/warning: a key on the command line is visible in shell history and ps/);
+  expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(made.api_key) } })).revokedAt).not.toBeNull();
 }, 60_000);
 
 test("bad usage exits 2 with a message on stderr and nothing on stdout", async () => {
@@ -61,4 +94,8 @@ test("bad usage exits 2 with a message on stderr and nothing on stdout", async (
   }
   const unknown = await admin("revoke-key", "sk_doesnotexist");
   expect(unknown.code).toBe(2);
+  for (const [input, args] of [["sk_doesnotexist\n", ["revoke-key"]], ["", ["revoke-key"]], ["", ["revoke-key", "--key-id", "key_nothex"]], ["", ["revoke-key", "--key-id", "key_000000000000000000000000"]], ["", ["list-keys"]]] as const) {
+    const result = await adminWithStdin(input, ...args);
+    expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: "" });
+  }
 }, 60_000);
