@@ -5,3 +5,4 @@ export { isDatabaseUnavailable } from "./database-unavailable.ts";
 export { Prisma } from "./generated/client.ts";
 export type { Task, User, ApiKey, WebhookDelivery, WebhookAttempt, LedgerEntry } from "./generated/client.ts";
 export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys } from "./idempotency-keys.ts";
+export { readDelivery, type FirstDelivery } from "./read-delivery.ts";

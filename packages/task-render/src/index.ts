@@ -1,2 +1,2 @@
 export { renderTask, taskObject, type RenderOptions } from "./render-task.ts";
-export type { RenderableTask, RenderableDelivery } from "./renderable-task.ts";
+export type { DeliveringAttempt, RenderableTask, RenderableDelivery } from "./renderable-task.ts";

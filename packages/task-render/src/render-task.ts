@@ -41,7 +41,24 @@ function errorObject(task: RenderableTask, deliveryId: string | undefined): Reco
   return error;
 }
 
+/**
+ * Once a webhook is delivered, its public object stays as the delivering attempt left it: an
+ * operator's later redelivery (console) is an extra send for the receiver, recorded in the attempt
+ * log, and never shows as `in_progress`, a `last_error` or another `response_status` next to
+ * `delivered`. Before the first 2xx every attempt, manual or scheduled, shows as it happens.
+ */
 function webhookObject(delivery: RenderableDelivery): Record<string, unknown> {
+  const first = delivery.deliveredBy;
+  if (first !== null) {
+    return {
+      status: "delivered",
+      attempts: first.attemptNo,
+      response_status: first.responseStatus,
+      last_error: null,
+      last_attempt_at: first.startedAt.toISOString(),
+      delivered_at: (first.finishedAt ?? delivery.deliveredAt)?.toISOString() ?? null,
+    };
+  }
   return {
     status: delivery.status,
     attempts: delivery.attempts,

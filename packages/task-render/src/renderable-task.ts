@@ -15,7 +15,7 @@ export interface RenderableTask {
   tokensOutput: number | null;
 }
 
-/** A Prisma `WebhookDelivery` row satisfies it. */
+/** A Prisma `WebhookDelivery` row plus the attempt that first delivered it. */
 export interface RenderableDelivery {
   status: string;
   attempts: number;
@@ -23,4 +23,13 @@ export interface RenderableDelivery {
   lastError: string | null;
   lastAttemptAt: Date | null;
   deliveredAt: Date | null;
+  /** The first attempt answered with a 2xx (its attempt-log row), or null if none was. */
+  deliveredBy: DeliveringAttempt | null;
+}
+
+export interface DeliveringAttempt {
+  attemptNo: number;
+  startedAt: Date;
+  finishedAt: Date | null;
+  responseStatus: number | null;
 }

@@ -26,7 +26,20 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {1, 0}
 `;
 
-type GuardRedis = Redis & { signInClaim(key: string, free: number, maxWaitMs: number, ttlMs: number): Promise<[number, number]> };
+// A failure counts and restarts the wait from its own end: the hash took its time, and the wait
+// must not be spent while it ran.
+const FAIL = `
+local t = redis.call('TIME')
+redis.call('HINCRBY', KEYS[1], 'count', 1)
+redis.call('HSET', KEYS[1], 'last', t[1] * 1000 + math.floor(t[2] / 1000))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`;
+
+type GuardRedis = Redis & {
+  signInClaim(key: string, free: number, maxWaitMs: number, ttlMs: number): Promise<[number, number]>;
+  signInFail(key: string, ttlMs: number): Promise<number>;
+};
 
 export interface SignInClaim {
   allowed: boolean;
@@ -44,6 +57,7 @@ export class SignInGuard {
 
   constructor(redis: Redis, private readonly prefix: string) {
     if (!("signInClaim" in redis)) redis.defineCommand("signInClaim", { numberOfKeys: 1, lua: CLAIM });
+    if (!("signInFail" in redis)) redis.defineCommand("signInFail", { numberOfKeys: 1, lua: FAIL });
     this.redis = redis as GuardRedis;
   }
 
@@ -53,7 +67,7 @@ export class SignInGuard {
   }
 
   async recordFailure(email: string, address: string): Promise<void> {
-    await this.redis.multi().hincrby(this.failuresKey(email, address), "count", 1).pexpire(this.failuresKey(email, address), FAILURES_TTL_MS).exec();
+    await this.redis.signInFail(this.failuresKey(email, address), FAILURES_TTL_MS);
   }
 
   async recordSuccess(email: string, address: string): Promise<void> {

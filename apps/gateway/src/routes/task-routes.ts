@@ -1,8 +1,9 @@
 import { Router, type Request } from "express";
+import { readDelivery } from "@gen/db";
 import { ApiError } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
-import { readDelivery, readTask } from "../services/read-task.ts";
+import { readTask } from "../services/read-task.ts";
 import { context } from "../http/request-context.ts";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";

@@ -44,17 +44,19 @@ export function deliveryPage({ view, flash, selfHref, indexHref, csrfField }: De
 }
 
 function webhookSection({ task, delivery, attempts }: DeliveryView, selfHref: string, csrfField: string): string {
-  // Exactly the API's object (GET /api/v1/tasks/{id}?include=webhook), from the same renderer.
-  const webhook = taskObject(task, { webhook: delivery }).webhook as { status: string; attempts: number };
-  const finished = FINISHED.has(webhook.status);
+  // Exactly the API's object (GET /api/v1/tasks/{id}?include=webhook), from the same renderer. The
+  // summary shows the delivery row itself: after a redelivery of a delivered webhook the two differ.
+  const webhook = taskObject(task, { webhook: delivery }).webhook;
+  const row = { status: delivery!.status, attempts: delivery!.attempts };
+  const finished = FINISHED.has(row.status);
   const form = finished
     ? `<form id="redeliver-form" method="post" action="${escapeHtml(`${selfHref}/redeliver`)}">${csrfField}<button id="redeliver" type="submit">Redeliver webhook</button> <span>Sends one more attempt now, recorded like the others; no retries follow it.</span></form>`
-    : `<form id="redeliver-form" method="post" action="${escapeHtml(`${selfHref}/redeliver`)}">${csrfField}<button id="redeliver" type="submit" disabled aria-describedby="redeliver-note">Redeliver webhook</button> <span id="redeliver-note">Possible once the delivery is delivered or failed; it is ${escapeHtml(webhook.status)}. <a href="${escapeHtml(selfHref)}">Reload</a></span></form>`;
+    : `<form id="redeliver-form" method="post" action="${escapeHtml(`${selfHref}/redeliver`)}">${csrfField}<button id="redeliver" type="submit" disabled aria-describedby="redeliver-note">Redeliver webhook</button> <span id="redeliver-note">Possible once the delivery is delivered or failed; it is ${escapeHtml(row.status)}. <a href="${escapeHtml(selfHref)}">Reload</a></span></form>`;
   return [
     `<table id="webhook-summary"><tbody>`,
     `<tr><th scope="row">URL (query values masked)</th><td><code id="webhook-url">${escapeHtml(maskWebhookUrl(delivery!.url))}</code></td></tr>`,
-    `<tr><th scope="row">Status</th><td id="webhook-status">${escapeHtml(webhook.status)}</td></tr>`,
-    `<tr><th scope="row">Attempts</th><td id="webhook-attempts">${webhook.attempts}</td></tr>`,
+    `<tr><th scope="row">Status</th><td id="webhook-status">${escapeHtml(row.status)}</td></tr>`,
+    `<tr><th scope="row">Attempts</th><td id="webhook-attempts">${row.attempts}</td></tr>`,
     `</tbody></table>`,
     `<h3>Webhook object</h3><p>As <code>GET /api/v1/tasks/{id}?include=webhook</code> returns it.</p>`,
     `<pre id="webhook-object">${escapeHtml(JSON.stringify(webhook, null, 2))}</pre>`,

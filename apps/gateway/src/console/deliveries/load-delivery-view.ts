@@ -1,9 +1,9 @@
-import type { Database, Task, WebhookAttempt, WebhookDelivery } from "@gen/db";
+import { readDelivery, type Database, type FirstDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
 
 export interface DeliveryView {
   task: Task;
-  /** Null when the task was submitted without webhook_url. */
-  delivery: WebhookDelivery | null;
+  /** Null when the task was submitted without webhook_url. The row is the operator's whole truth; the API shows it through the renderer. */
+  delivery: (WebhookDelivery & { deliveredBy: FirstDelivery | null }) | null;
   /** Every attempt, in order. */
   attempts: WebhookAttempt[];
 }
@@ -13,7 +13,7 @@ export async function loadDeliveryView(db: Database, taskId: string): Promise<De
   const task = await db.task.findUnique({ where: { id: taskId } });
   if (!task) return null;
   const [delivery, attempts] = await Promise.all([
-    db.webhookDelivery.findUnique({ where: { taskId } }),
+    readDelivery(db, taskId),
     db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
   ]);
   return { task, delivery, attempts };

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
+import { createDatabase, readDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, enqueueWebhookAttempt, type WebhookJobData } from "@gen/queues";
@@ -119,7 +119,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
 
     /** The `webhook` object of `GET /api/v1/tasks/{id}?include=webhook`, rendered as the gateway does. */
     async webhookObject(taskId: string): Promise<Record<string, unknown>> {
-      const [task, delivery] = await Promise.all([db.task.findUniqueOrThrow({ where: { id: taskId } }), db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })]);
+      const [task, delivery] = await Promise.all([db.task.findUniqueOrThrow({ where: { id: taskId } }), readDelivery(db, taskId)]);
       return JSON.parse(JSON.stringify(taskObject(task, { webhook: delivery }).webhook)) as Record<string, unknown>;
     },
 
