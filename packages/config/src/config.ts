@@ -11,6 +11,12 @@ export interface Config {
   webhookFinalAttemptMs: number;
   webhookAllowedCidrs: string[];
   allowedOrigins: string[];
+  /**
+   * Express's `trust proxy`: false (the socket's address is the client), a hop count, or the
+   * proxies' addresses/ranges (`loopback`, `uniquelocal`, CIDRs). Never `true`, which believes any
+   * X-Forwarded-For a client writes.
+   */
+  trustProxy: false | number | string[];
   pollRate: RateConfig;
   submitRate: RateConfig;
   modelCatalogPath: string | undefined;

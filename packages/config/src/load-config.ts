@@ -22,6 +22,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookFinalAttemptMs: int(env, "WEBHOOK_FINAL_ATTEMPT_MS", 300_000, 0),
     webhookAllowedCidrs: list(env, "WEBHOOK_ALLOWED_CIDRS"),
     allowedOrigins: list(env, "ALLOWED_ORIGINS"),
+    trustProxy: trustProxy(env),
     pollRate: { perSec: num(env, "POLL_RATE_PER_SEC", 20), burst: int(env, "POLL_RATE_BURST", 40, 1) },
     submitRate: { perSec: num(env, "SUBMIT_RATE_PER_SEC", 10), burst: int(env, "SUBMIT_RATE_BURST", 20, 1) },
     modelCatalogPath: env.MODEL_CATALOG || undefined,
@@ -59,6 +60,22 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
   return config;
+}
+
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+const PROXY_ADDRESS = /^[0-9a-fA-F:.]+(\/\d{1,3})?$/;
+
+/** TRUST_PROXY: empty (off), a hop count, or proxies as names and addresses/CIDRs. */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = (env.TRUST_PROXY ?? "").trim();
+  if (raw === "" || raw === "false" || raw === "0") return false;
+  if (/^\d+$/.test(raw)) return int(env, "TRUST_PROXY", 0, 1, 10);
+  const entries = list(env, "TRUST_PROXY");
+  const bad = entries.find((entry) => !PROXY_NAMES.has(entry) && !PROXY_ADDRESS.test(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(`TRUST_PROXY must be a hop count (1-10) or comma-separated proxy addresses/CIDRs or loopback, linklocal, uniquelocal; got "${bad}" (true is refused: it would believe any client's X-Forwarded-For)`);
+  }
+  return entries;
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

@@ -5,12 +5,10 @@ import { newOperatorId } from "@gen/ids";
 import { cookieFrom, createOperator } from "../support/console-session.ts";
 import { createTestGateway, type TestGateway } from "../support/test-gateway.ts";
 
-// Requests come from loopback; X-Forwarded-For stands for the client address as a proxy would send
-// it (TRUST_PROXY in production), so one test can play several addresses.
-async function gatewayBehindProxy(env: Record<string, string>): Promise<TestGateway> {
-  const gw = await createTestGateway(env);
-  gw.app.set("trust proxy", "loopback");
-  return gw;
+// Requests come from loopback; with TRUST_PROXY=loopback, X-Forwarded-For is the client address as
+// a proxy on this host would send it, so one test can play several addresses.
+function gatewayBehindProxy(env: Record<string, string>): Promise<TestGateway> {
+  return createTestGateway({ TRUST_PROXY: "loopback", ...env });
 }
 
 async function attempt(gw: TestGateway, address: string, email: string, password: string) {
@@ -109,4 +107,35 @@ test("an operator whose hash has older scrypt parameters signs in, and the hash 
   } finally {
     await gw.close();
   }
+});
+
+describe("TRUST_PROXY", () => {
+  const spread = async (gw: TestGateway, email: string) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await attempt(gw, `198.51.100.${10 + i}`, email, "wrong " + i)).status);
+    return statuses;
+  };
+
+  test("off (the default): X-Forwarded-For is the client's own claim and is ignored", async () => {
+    const gw = await createTestGateway({ CONSOLE_SIGN_IN_RATE_PER_MIN: "6", CONSOLE_SIGN_IN_BURST: "2" });
+    try {
+      // One per-address bucket for all four, whatever the header says.
+      expect(await spread(gw, "off@example.test")).toEqual([401, 401, 429, 429]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test("set to the proxy's address: req.ip is the client behind it, one bucket each", async () => {
+    const gw = await gatewayBehindProxy({ CONSOLE_SIGN_IN_RATE_PER_MIN: "6", CONSOLE_SIGN_IN_BURST: "2" });
+    try {
+      // Per-address buckets are separate now; the per-account bucket (burst 2) is what stops them.
+      const statuses = await spread(gw, "on@example.test");
+      expect(statuses.slice(0, 2)).toEqual([401, 401]);
+      // A different account from those addresses is not limited by the first account's failures.
+      expect((await attempt(gw, "198.51.100.10", "other@example.test", "x")).status).toBe(401);
+    } finally {
+      await gw.close();
+    }
+  });
 });
