@@ -7,58 +7,64 @@ export type ShapeProblem = "depth" | "items";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
 const OPEN_OBJECT = 0x7b;
+const CLOSE_ARRAY = 0x5d;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
 
-// What each byte is to the scan; one table read per byte keeps 1 MiB of digits near a millisecond.
-const OTHER = 0;
-const SPACE = 1;
-const STRING = 2;
-const OPEN = 3;
-const CLOSE = 4;
-const COMMA = 5;
-const CLASS = new Uint8Array(256);
-for (const byte of [0x20, 0x09, 0x0a, 0x0d]) CLASS[byte] = SPACE;
-CLASS[QUOTE] = STRING;
-CLASS[0x5b] = OPEN;
-CLASS[OPEN_OBJECT] = OPEN;
-CLASS[0x5d] = CLOSE;
-CLASS[0x7d] = CLOSE;
-CLASS[0x2c] = COMMA;
+// Native searches: from one structural character to the next, and for the first non-space.
+const STRUCTURAL = /["[\]{},]/g;
+const NOT_SPACE = /[^ \t\n\r]/g;
 
 /**
- * Which limit the JSON text breaks, or null, read from the bytes before JSON.parse: parsing alone
- * took 100 ms for 1 MiB of `[[[[...`, and every later step walks what was parsed (issue 10 §1).
- * Counts only; syntax is JSON.parse's job (unbalanced brackets just count as they come). One
- * pass, and strings are skipped with a native search, so a 1 MiB body costs about a millisecond.
+ * Which limit the JSON text breaks, or null, read before JSON.parse: parsing alone took 100 ms
+ * for 1 MiB of `[[[[...`, and every later step walks what was parsed (issue 10 §1). Counts only;
+ * syntax is JSON.parse's job, and where the text cannot be JSON the scan stops with null and lets
+ * JSON.parse say so (it fails there, having read no more than the scan allowed). Runs between
+ * structural characters are skipped natively and only about 5 × MAX_BODY_ITEMS structural
+ * characters are ever visited, so no shape of 1 MiB costs more than about a millisecond.
  */
-export function jsonShapeProblem(bytes: Uint8Array): ShapeProblem | null {
+export function jsonShapeProblem(bytes: Buffer): ShapeProblem | null {
+  // `"` and `\` never occur inside a multi-byte UTF-8 sequence: one char per byte is enough.
+  const text = bytes.toString("latin1");
   let depth = 0;
   let items = 0;
+  let strings = 0;
+  let opens = 0;
   // Just after `[` or `{`: the next token is the container's first item unless it closes it.
   let opened = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const kind = CLASS[bytes[i]!]!;
-    if (kind === OTHER || kind === SPACE) {
-      if (kind === OTHER && opened) {
-        opened = false;
-        if (++items > MAX_BODY_ITEMS) return "items";
-      }
-      continue;
-    }
+  let topLevelDone = false;
+  let from = 0;
+  STRUCTURAL.lastIndex = 0;
+  for (let match = STRUCTURAL.exec(text); match !== null; match = STRUCTURAL.exec(text)) {
+    const at = match.index;
+    // A second top-level value: not JSON.
+    if (topLevelDone) return null;
+    const char = text.charCodeAt(at);
     if (opened) {
       opened = false;
-      if (kind !== CLOSE && ++items > MAX_BODY_ITEMS) return "items";
+      const empty = (char === CLOSE_ARRAY || char === CLOSE_OBJECT) && !valueBetween(text, from, at);
+      if (!empty && ++items > MAX_BODY_ITEMS) return "items";
     }
-    if (kind === STRING) {
-      const end = stringEnd(bytes, i);
+    from = at + 1;
+    if (char === QUOTE) {
+      // Every string is a key or a value, and every item was counted when it began.
+      if (++strings > 2 * items + 2) return null;
+      const end = stringEnd(text, at);
       if (end < 0) return null;
-      i = end;
-    } else if (kind === OPEN) {
+      from = end + 1;
+      STRUCTURAL.lastIndex = from;
+      if (depth === 0) topLevelDone = true;
+    } else if (char === OPEN_ARRAY || char === OPEN_OBJECT) {
+      // Every container but the top-level one is an item, counted when it began.
+      if (++opens > items + 1) return null;
       if (++depth > MAX_BODY_DEPTH) return "depth";
       opened = true;
-    } else if (kind === CLOSE) {
-      depth--;
-    } else if (++items > MAX_BODY_ITEMS) {
+    } else if (char === CLOSE_ARRAY || char === CLOSE_OBJECT) {
+      if (--depth < 0) return null;
+      if (depth === 0) topLevelDone = true;
+    } else if (char === COMMA && ++items > MAX_BODY_ITEMS) {
       return "items";
     }
   }
@@ -66,21 +72,27 @@ export function jsonShapeProblem(bytes: Uint8Array): ShapeProblem | null {
 }
 
 /** Whether the first token of the JSON text opens an object. */
-export function startsAsObject(bytes: Uint8Array): boolean {
-  for (const byte of bytes) {
-    if (CLASS[byte] !== SPACE) return byte === OPEN_OBJECT;
-  }
-  return false;
+export function startsAsObject(bytes: Buffer): boolean {
+  NOT_SPACE.lastIndex = 0;
+  const first = NOT_SPACE.exec(bytes.toString("latin1"));
+  return first !== null && first[0].charCodeAt(0) === OPEN_OBJECT;
+}
+
+/** Whether text[from, to) holds a token (a number or a literal), not just whitespace. */
+function valueBetween(text: string, from: number, to: number): boolean {
+  if (from >= to) return false;
+  NOT_SPACE.lastIndex = from;
+  const found = NOT_SPACE.exec(text);
+  return found !== null && found.index < to;
 }
 
 /** Index of the quote closing the string opened at `start`, or -1 when it is never closed. */
-function stringEnd(bytes: Uint8Array, start: number): number {
-  // `"` and `\` never occur inside a multi-byte UTF-8 sequence, so bytes are as good as characters.
+function stringEnd(text: string, start: number): number {
   for (let at = start + 1; ; at++) {
-    at = bytes.indexOf(QUOTE, at);
+    at = text.indexOf('"', at);
     if (at < 0) return -1;
     let backslashes = 0;
-    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes++;
+    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
     if (backslashes % 2 === 0) return at;
   }
 }
