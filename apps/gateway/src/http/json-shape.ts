@@ -12,60 +12,71 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_ARRAY = 0x5d;
 const CLOSE_OBJECT = 0x7d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
+const SPACE = 0x20;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
 
-// Native searches: from one structural character to the next, and for the first non-space.
-const STRUCTURAL = /["[\]{},]/g;
+// One token per match: a structural character, a run of whitespace, or a run of anything else (a
+// number or a literal, in JSON). Runs match in one tight loop (a regex searching past whitespace
+// was as slow as a loop over the bytes).
+const TOKEN = /["[\]{},:]|[^ \t\n\r"[\]{},:]+|[ \t\n\r]+/g;
 const NOT_SPACE = /[^ \t\n\r]/g;
 
 /**
  * Which limit the JSON text breaks, or null, read before JSON.parse: parsing alone took 100 ms
  * for 1 MiB of `[[[[...`, and every later step walks what was parsed (issue 10 §1). Counts only;
  * syntax is JSON.parse's job, and where the text cannot be JSON the scan stops with null and lets
- * JSON.parse say so (it fails there, having read no more than the scan allowed). Runs between
- * structural characters are skipped natively and only about 5 × MAX_BODY_ITEMS structural
- * characters are ever visited, so no shape of 1 MiB costs more than about a millisecond.
+ * JSON.parse say so (it fails there, having read no more than the scan allowed). Every kind of
+ * token is bounded by the item count in JSON, so the scan visits at most about 14 × MAX_BODY_ITEMS
+ * tokens (whitespace between them included) and skips strings with a native search: about a
+ * millisecond per MiB.
  */
 export function jsonShapeProblem(bytes: Buffer): ShapeProblem | null {
   // `"` and `\` never occur inside a multi-byte UTF-8 sequence: one char per byte is enough.
   const text = bytes.toString("latin1");
   let depth = 0;
   let items = 0;
+  // Tokens that each belong to an item already counted (or to the top-level value).
   let strings = 0;
   let opens = 0;
+  let colons = 0;
+  let scalars = 0;
   // Just after `[` or `{`: the next token is the container's first item unless it closes it.
   let opened = false;
   let topLevelDone = false;
-  let from = 0;
-  STRUCTURAL.lastIndex = 0;
-  for (let match = STRUCTURAL.exec(text); match !== null; match = STRUCTURAL.exec(text)) {
-    const at = match.index;
+  TOKEN.lastIndex = 0;
+  for (let match = TOKEN.exec(text); match !== null; match = TOKEN.exec(text)) {
+    const char = text.charCodeAt(match.index);
+    if (char === SPACE || char === TAB || char === LF || char === CR) continue;
     // A second top-level value: not JSON.
     if (topLevelDone) return null;
-    const char = text.charCodeAt(at);
     if (opened) {
       opened = false;
-      const empty = (char === CLOSE_ARRAY || char === CLOSE_OBJECT) && !valueBetween(text, from, at);
-      if (!empty && ++items > MAX_BODY_ITEMS) return "items";
+      if (char !== CLOSE_ARRAY && char !== CLOSE_OBJECT && ++items > MAX_BODY_ITEMS) return "items";
     }
-    from = at + 1;
     if (char === QUOTE) {
-      // Every string is a key or a value, and every item was counted when it began.
-      if (++strings > 2 * items + 2) return null;
-      const end = stringEnd(text, at);
+      // Each item holds at most two strings (key and value), the top level one.
+      if (++strings > 2 * items + 1) return null;
+      const end = stringEnd(text, match.index);
       if (end < 0) return null;
-      from = end + 1;
-      STRUCTURAL.lastIndex = from;
+      TOKEN.lastIndex = end + 1;
       if (depth === 0) topLevelDone = true;
     } else if (char === OPEN_ARRAY || char === OPEN_OBJECT) {
-      // Every container but the top-level one is an item, counted when it began.
       if (++opens > items + 1) return null;
       if (++depth > MAX_BODY_DEPTH) return "depth";
       opened = true;
     } else if (char === CLOSE_ARRAY || char === CLOSE_OBJECT) {
       if (--depth < 0) return null;
       if (depth === 0) topLevelDone = true;
-    } else if (char === COMMA && ++items > MAX_BODY_ITEMS) {
-      return "items";
+    } else if (char === COMMA) {
+      if (++items > MAX_BODY_ITEMS) return "items";
+    } else if (char === COLON) {
+      if (++colons > items) return null;
+    } else {
+      if (++scalars > items + 1) return null;
+      if (depth === 0) topLevelDone = true;
     }
   }
   return null;
@@ -76,14 +87,6 @@ export function startsAsObject(bytes: Buffer): boolean {
   NOT_SPACE.lastIndex = 0;
   const first = NOT_SPACE.exec(bytes.toString("latin1"));
   return first !== null && first[0].charCodeAt(0) === OPEN_OBJECT;
-}
-
-/** Whether text[from, to) holds a token (a number or a literal), not just whitespace. */
-function valueBetween(text: string, from: number, to: number): boolean {
-  if (from >= to) return false;
-  NOT_SPACE.lastIndex = from;
-  const found = NOT_SPACE.exec(text);
-  return found !== null && found.index < to;
 }
 
 /** Index of the quote closing the string opened at `start`, or -1 when it is never closed. */
