@@ -109,6 +109,7 @@ describe("the bounded explanation agrees with collecting every error", () => {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const VALUES: unknown[] = [
     1, 2, 4, 5, 0, 1.5, -1, "1", "", "x", "a".repeat(4001), "a".repeat(10_001), "256x256", "9x9", "hd", "ultra", "https://e.com/a", "ftp://e", null, true,
+    "a".repeat(50_000), `https://e.com/${"a".repeat(5000)}`, `ftp://e.com/${"a".repeat(5000)}`, "🦊".repeat(30_000), many(100, () => "a"), many(100, () => 1),
     [], ["a"], ["a", 1], many(33, () => "a"), ["a".repeat(10_001), "b"], ["a".repeat(10_001), 1], {}, { a: 1 },
   ];
   const FIELDS = ["prompt", "text", "input", "n", "size", "quality", "content_filter", "image_url", "duration_seconds", "voice", "max_words", "foo", "bar", "__proto__"];
