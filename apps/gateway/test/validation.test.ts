@@ -1,4 +1,6 @@
 import request from "supertest";
+import { MAX_BODY_DEPTH, MAX_BODY_ITEMS } from "../src/http/json-shape.ts";
+import { HOSTILE_BODIES } from "../../../test/faults/support/hostile-bodies.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 
@@ -63,9 +65,20 @@ describe("20004: model not supported on this endpoint", () => {
     [IMAGES, { model: "nope", prompt: "x" }],
     [IMAGES, { model: "sim-video-1", prompt: "x" }],
     ["/api/v1/detect", { model: "sim-image-1", text: "x" }],
-    [IMAGES, { model: 12, prompt: "x" }],
   ])("%s %j", async (path, body) => {
     await refused(path, json(body), 400, 20004);
+  });
+
+  // Issue 10 §7: a model of the wrong type is an invalid value; 20004 names a string it does not know.
+  test.each([
+    [12, "number 12"],
+    [null, "null"],
+    [false, "boolean false"],
+    [["sim-image-1"], "an array"],
+    [{ id: "sim-image-1" }, "an object"],
+  ])("a model that is not a string (%j) is 20003", async (model, kind) => {
+    const res = await refused(IMAGES, json({ model, prompt: "x", size: "7x7" }), 400, 20003);
+    expect(res.body.error.message).toBe(`Invalid value for model: must be a string naming a model supported on ${IMAGES}; got ${kind}`);
   });
 });
 
@@ -96,6 +109,19 @@ describe("values", () => {
     await refused(IMAGES, json({ model: "sim-image-1", prompt: "x".repeat(100_000) }), 400, 20007);
   });
 
+  // Issue 10 §7: not unknown fields (20003) but the codes of size and quality.
+  test("20005 / 20006 for a size or quality given to a model that has none", async () => {
+    let res = await refused("/api/v1/audio/generations", json({ model: "sim-audio-1", prompt: "x", size: "1024x1024" }), 400, 20005);
+    expect(res.body.error.message).toBe('Size "1024x1024" is not supported by model sim-audio-1; it takes no size');
+    res = await refused(IMAGES, json({ model: "upstream-image-1", prompt: "x", quality: "hd" }), 400, 20006);
+    expect(res.body.error.message).toBe('Quality "hd" is not supported by model upstream-image-1; it takes no quality');
+    res = await refused("/api/v1/detect", json({ model: "sim-detect-1", text: "x", quality: 1, size: ["a"] }), 400, 20005);
+    expect(res.body.error.message).toBe("Size an array is not supported by model sim-detect-1; it takes no size");
+    // Still after a genuine unknown field and a bad value, as the order says.
+    await refused("/api/v1/audio/generations", json({ model: "sim-audio-1", prompt: "x", size: "1", colour: "red" }), 400, 20003);
+    await refused("/api/v1/audio/generations", json({ model: "sim-audio-1", prompt: "x", size: "1", duration_seconds: 0 }), 400, 20003);
+  });
+
   test("the order is 20003, 20005, 20006, 20007, then webhook_url", async () => {
     const long = "x".repeat(100_000);
     await refused(IMAGES, json({ model: "sim-image-1", prompt: long, size: "7x7", quality: "ultra", n: 99, webhook_url: "http://x" }), 400, 20003);
@@ -109,6 +135,49 @@ describe("values", () => {
   test("20008 for a body over 1 MiB", async () => {
     const big = JSON.stringify({ model: "sim-image-1", prompt: "x".repeat(1024 * 1024) });
     await refused(IMAGES, json(big), 413, 20008);
+  });
+});
+
+// Issue 10 §1: any body under 1 MiB is answered in a few milliseconds whatever its shape
+// (bench/validation-cost.ts measures it); here, that each answer is the documented one.
+describe("hostile body shapes", () => {
+  test.each(HOSTILE_BODIES.filter((h) => h.expect !== "202").map((h) => [h.name, h] as const))("%s", async (_name, hostile) => {
+    const [status, code] = hostile.expect.split("/").map(Number);
+    await refused(hostile.path, json(hostile.body), status!, code!);
+  });
+
+  test.each(HOSTILE_BODIES.filter((h) => h.expect === "202").map((h) => [h.name, h] as const))("%s is accepted", async (_name, hostile) => {
+    const res = await request(gw.app).post(hostile.path).set("Authorization", user.auth).set("Content-Type", "application/json").send(hostile.body);
+    expect(res.status).toBe(202);
+  });
+
+  const items = (count: number) => `{"model":"sim-image-1","prompt":"x","x":[${Array.from({ length: count - 3 }, () => "0").join(",")}]}`;
+  const depth = (levels: number) => `{"model":"sim-image-1","prompt":"x","x":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`;
+
+  test(`${MAX_BODY_ITEMS} array items and object members are read; one more is refused unparsed`, async () => {
+    let res = await refused(IMAGES, json(items(MAX_BODY_ITEMS)), 400, 20003);
+    expect(res.body.error.message).toBe("Unknown parameter: x");
+    res = await refused(IMAGES, json(items(MAX_BODY_ITEMS + 1)), 400, 20003);
+    expect(res.body.error.message).toBe(`Invalid request body: more than ${MAX_BODY_ITEMS} array items and object members in all`);
+  });
+
+  test(`${MAX_BODY_DEPTH} levels of nesting are read; one more is refused unparsed`, async () => {
+    let res = await refused(IMAGES, json(depth(MAX_BODY_DEPTH)), 400, 20003);
+    expect(res.body.error.message).toBe("Unknown parameter: x");
+    res = await refused(IMAGES, json(depth(MAX_BODY_DEPTH + 1)), 400, 20003);
+    expect(res.body.error.message).toBe(`Invalid request body: arrays and objects nested more than ${MAX_BODY_DEPTH} levels deep`);
+  });
+
+  test("over a limit, a body that is not an object is still 20001, and an unfinished one 20003", async () => {
+    await refused(IMAGES, json(`  ${"[".repeat(100_000)}${"]".repeat(100_000)}`), 400, 20001);
+    await refused(IMAGES, json(`[${"1,".repeat(5000)}1]`), 400, 20001);
+    await refused(IMAGES, json(`{"model":"sim-image-1","prompt":"x","x":${"[".repeat(100)}`), 400, 20003);
+  });
+
+  test("brackets and commas inside strings do not count", async () => {
+    const prompt = `[{,"\\"${"[{,".repeat(1000)}`;
+    const res = await request(gw.app).post(IMAGES).set("Authorization", user.auth).send({ model: "sim-image-1", prompt, n: 1, size: "256x256" });
+    expect(res.status).toBe(202);
   });
 });
 

@@ -5,6 +5,7 @@ import { CatalogError } from "./catalog-error.ts";
 import { catalogSchema } from "./catalog-schema.ts";
 import { createAjv } from "./create-ajv.ts";
 import { ENDPOINTS, ENDPOINT_INPUT_FIELD, ENDPOINT_PATHS, type Endpoint } from "./endpoints.ts";
+import { errorProbe, isProbeSized } from "./error-probe.ts";
 import type { JsonSchema, ModelEntry } from "./model-entry.ts";
 import { priceFor, type PriceQuote } from "./price.ts";
 import { WEBHOOK_URL_SCHEMA } from "./request-schema.ts";
@@ -29,26 +30,33 @@ export interface Catalog {
 
 const MAX_REPORTED_ERRORS = 10;
 
+/** One model's request schema compiled twice: to decide (first error), and to explain a refusal. */
+interface Validators {
+  decide: ValidateFunction;
+  explain: ValidateFunction;
+}
+
 /**
  * Builds a catalog from the parsed content of a catalog file. Throws CatalogError naming
  * `source` when the content breaks catalogSchema or a rule across fields.
  */
 export function createCatalog(content: unknown, source = "model catalog"): Catalog {
   const ajv = createAjv();
+  const firstErrorAjv = createAjv(false);
   const checkFile = ajv.compile(catalogSchema);
   if (!checkFile(content)) throw new CatalogError(`${source} is invalid: ${describeFileErrors(checkFile.errors ?? [], content)}`);
   const raws = (content as { models: RawEntry[] }).models;
 
   const byId = new Map<string, ModelEntry>();
-  const validators = new Map<ModelEntry, ValidateFunction>();
+  const validators = new Map<ModelEntry, Validators>();
   const models: ModelEntry[] = [];
   for (const raw of raws) {
     if (byId.has(raw.id)) throw new CatalogError(`${source} is invalid: model id ${raw.id} appears twice`);
     let entry: ModelEntry;
-    let validate: ValidateFunction;
+    let validate: Validators;
     try {
       entry = buildEntry(raw);
-      validate = ajv.compile(entry.schema);
+      validate = { decide: firstErrorAjv.compile(entry.schema), explain: ajv.compile(entry.schema) };
     } catch (error) {
       const reason = error instanceof CatalogError ? error.message : `model ${raw.id}: invalid parameters schema: ${(error as Error).message}`;
       throw new CatalogError(`${source} is invalid: ${reason}`);
@@ -73,13 +81,24 @@ export function createCatalog(content: unknown, source = "model catalog"): Catal
         if (own(body, field) === undefined) throw new ApiError(20002, `Missing required parameter: ${field}`);
       }
       const requested = own(body, "model");
-      const model = typeof requested === "string" ? perEndpoint.get(endpoint)?.get(requested) : undefined;
+      if (typeof requested !== "string") throw notAString(requested, endpoint);
+      const model = perEndpoint.get(endpoint)?.get(requested);
       if (!model) throw unknownModel(requested, endpoint, byId);
-      const params = { ...body };
       const check = validators.get(model);
       if (!check) throw new Error(`model ${model.id} does not belong to this catalog`);
-      if (!check(params)) throw validationError(check.errors ?? [], model, params);
-      return { model, params };
+      // An ordinary body is decided by its first error, in time bounded by the body; a refusal
+      // collects every error, but on a probe whose size the body's shape cannot inflate. A body
+      // with an unknown field or an over-long value is refused for sure and never copied whole.
+      let params = body;
+      if (isProbeSized(body, model)) {
+        params = { ...body };
+        if (check.decide(params)) return { model, params };
+      }
+      const probe = errorProbe(params, model);
+      if (!check.explain(probe)) throw validationError(check.explain.errors ?? [], model, probe, params);
+      // Not expected (the probe keeps whatever makes the body invalid); the first error still answers.
+      check.decide({ ...params });
+      throw validationError(check.decide.errors ?? [], model, params);
     },
     price: priceFor,
     requestSchema(model) {
@@ -94,11 +113,14 @@ function own(body: Record<string, unknown>, field: string): unknown {
   return Object.hasOwn(body, field) ? body[field] : undefined;
 }
 
-function unknownModel(requested: unknown, endpoint: Endpoint, byId: Map<string, ModelEntry>): ApiError {
+// A value of the wrong type, like any other parameter (issue 10 §7); 20004 is for a string that
+// names no model of the endpoint.
+function notAString(requested: unknown, endpoint: Endpoint): ApiError {
+  return new ApiError(20003, `Invalid value for model: must be a string naming a model supported on ${ENDPOINT_PATHS[endpoint]}; got ${jsonKind(requested)}`);
+}
+
+function unknownModel(requested: string, endpoint: Endpoint, byId: Map<string, ModelEntry>): ApiError {
   const path = ENDPOINT_PATHS[endpoint];
-  if (typeof requested !== "string") {
-    return new ApiError(20004, `model must be a string naming a model supported on ${path}; got ${jsonKind(requested)}`);
-  }
   const elsewhere = byId.get(requested);
   const hint = elsewhere ? ` (it is a model of ${ENDPOINT_PATHS[elsewhere.endpoint]})` : "";
   return new ApiError(20004, `Model ${quote(requested)} is not supported on ${path}${hint}`);

@@ -14,11 +14,12 @@ export function isHttpUrl(value: string): boolean {
 }
 
 /**
- * One instance per catalog. Strict, so that a typo in an operator's schema fails at load instead
- * of silently accepting everything; `useDefaults` fills parameter defaults into the params.
+ * Strict, so that a typo in an operator's schema fails at load instead of silently accepting
+ * everything; `useDefaults` fills parameter defaults into the params. `allErrors: false` stops at
+ * the first error, which bounds the cost of any body (a catalog compiles each schema both ways).
  */
-export function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, useDefaults: true, messages: true });
+export function createAjv(allErrors = true): Ajv {
+  const ajv = new Ajv({ allErrors, strict: true, strictRequired: false, allowUnionTypes: true, useDefaults: true, messages: true });
   addFormats(ajv);
   ajv.addFormat("http-url", { type: "string", validate: isHttpUrl });
   return ajv;

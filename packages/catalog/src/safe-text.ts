@@ -3,10 +3,24 @@ export const ECHO_LIMIT = 100;
 
 const PLAIN_NAME = /^[A-Za-z0-9_.:-]+$/;
 
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** Length in Unicode code points (an emoji counts once, as users count it). */
 export function codePointLength(text: string): number {
-  let length = 0;
-  for (const _ of text) length++;
+  // Strings may be 1 MiB long: a native scan first, and no string per character (for...of took
+  // 14 ms on 1 MiB); a high surrogate followed by a low one is one code point, as for...of counts.
+  if (!SURROGATE.test(text)) return text.length;
+  let length = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length--;
+        i++;
+      }
+    }
+  }
   return length;
 }
 

@@ -21,8 +21,14 @@ interface Finding {
 /**
  * Turns ajv's errors (allErrors) for one body into the single ApiError the client gets: the
  * earliest code in the decisions.md order, and within a code the first offending field of the body.
+ * `params` is what ajv checked (error-probe.ts); messages read values from `body` when given.
  */
-export function validationError(errors: readonly ErrorObject[], model: ModelEntry, params: Record<string, unknown>): ApiError {
+export function validationError(
+  errors: readonly ErrorObject[],
+  model: ModelEntry,
+  params: Record<string, unknown>,
+  body: Record<string, unknown> = params,
+): ApiError {
   let positions: Map<string, number> | undefined;
   const position = (field: string): number => {
     positions ??= new Map(Object.keys(params).map((key, index) => [key, index]));
@@ -30,7 +36,7 @@ export function validationError(errors: readonly ErrorObject[], model: ModelEntr
   };
   let best: Finding | undefined;
   errors.forEach((error, index) => {
-    const finding = classify(error, model, params, position, index);
+    const finding = classify(error, model, body, position, index);
     if (!best || RANK[finding.code] < RANK[best.code] || (finding.code === best.code && finding.order < best.order)) {
       best = finding;
     }
@@ -54,7 +60,11 @@ function classify(
     }
     if (error.keyword === "additionalProperties") {
       const unknown = String(error.params.additionalProperty);
-      return { code: 20003, order: position(unknown), message: () => `Unknown parameter: ${fieldName(unknown)}` };
+      // Fields the contract gives their own codes even on a model that takes none (issue 10 §7).
+      const at = position(unknown);
+      if (unknown === "size") return { code: 20005, order: at, message: () => unsupported("Size", params.size, model, "sizes", model.sizes) };
+      if (unknown === "quality") return { code: 20006, order: at, message: () => unsupported("Quality", params.quality, model, "qualities", model.qualities) };
+      return { code: 20003, order: at, message: () => `Unknown parameter: ${fieldName(unknown)}` };
     }
     return { code: 20003, order: -1, message: () => `Invalid request body: ${error.message ?? "not accepted"}` };
   }
@@ -86,9 +96,10 @@ function unescapePointer(segment: string): string {
   return segment.replace(/~1/g, "/").replace(/~0/g, "~");
 }
 
-function unsupported(label: string, value: unknown, model: ModelEntry, plural: string, options: string[] = []): string {
+function unsupported(label: string, value: unknown, model: ModelEntry, plural: string, options: string[] | undefined): string {
   const shown = typeof value === "string" ? quote(value) : jsonKind(value);
-  return `${label} ${shown} is not supported by model ${model.id}; supported ${plural}: ${options.join(", ")}`;
+  const supported = options ? `supported ${plural}: ${options.join(", ")}` : `it takes no ${label.toLowerCase()}`;
+  return `${label} ${shown} is not supported by model ${model.id}; ${supported}`;
 }
 
 function tooLong(path: string[], value: unknown, limit: number, modelId: string): string {

@@ -132,8 +132,8 @@ describe("20004 model not on this endpoint", () => {
     [true, "boolean true"],
     [["sim-image-1"], "an array"],
     [{ id: "sim-image-1" }, "an object"],
-  ])("refuses the non-string model %j", (model, kind) => {
-    expectError("images", image({ model }), 20004, `model must be a string naming a model supported on /api/v1/images/generations; got ${kind}`);
+  ])("refuses the non-string model %j as an invalid value (20003)", (model, kind) => {
+    expectError("images", image({ model }), 20003, `Invalid value for model: must be a string naming a model supported on /api/v1/images/generations; got ${kind}`);
   });
 
   it("quotes and truncates what it echoes", () => {
@@ -193,8 +193,6 @@ describe("20003 invalid values", () => {
     it("names the field", () => {
       expectError("images", image({ foo: 1 }), 20003, "Unknown parameter: foo");
       expectError("detect", { model: "sim-detect-1", text: "x", prompt: "y" }, 20003, "Unknown parameter: prompt");
-      expectError("audio", { model: "sim-audio-1", prompt: "x", size: "256x256" }, 20003, "Unknown parameter: size");
-      expectError("images", { model: "upstream-image-1", prompt: "x", quality: "hd" }, 20003, "Unknown parameter: quality");
     });
 
     it("rejects webhook_url, which the caller must remove first", () => {
@@ -259,6 +257,13 @@ describe("20005 size, 20006 quality, 20007 prompt length", () => {
     expect(error.message).not.toContain("9".repeat(101));
   });
 
+  it("20005 / 20006 for a size or quality given to a model that has none", () => {
+    expectError("audio", { model: "sim-audio-1", prompt: "x", size: "256x256" }, 20005, 'Size "256x256" is not supported by model sim-audio-1; it takes no size');
+    expectError("detect", { model: "sim-detect-1", text: "x", size: 512 }, 20005, "Size number 512 is not supported by model sim-detect-1; it takes no size");
+    expectError("images", { model: "upstream-image-1", prompt: "x", quality: "hd" }, 20006, 'Quality "hd" is not supported by model upstream-image-1; it takes no quality');
+    expectError("essay", { model: "sim-essay-1", prompt: "x", quality: null }, 20006, "Quality null is not supported by model sim-essay-1; it takes no quality");
+  });
+
   it("20006 names the quality and the supported qualities", () => {
     expectError("images", image({ quality: "ultra" }), 20006, 'Quality "ultra" is not supported by model sim-image-1; supported qualities: standard, hd');
   });
@@ -311,6 +316,11 @@ describe("order of checks", () => {
     ["content_filter on a model without it before 20005", "images", { model: "upstream-image-1", prompt: "x", size: "1x1", content_filter: true }, 20003, "Unknown parameter: content_filter"],
     ["first 20003 of the body wins", "images", image({ image_url: 1, n: 9 }), 20003, /^Invalid value for image_url/],
     ["first 20003 of the body wins (other order)", "images", { n: 9, image_url: 1, ...image() }, 20003, /^Invalid value for n/],
+    ["a non-string model before the model's own checks", "detect", { model: [], text: "x", size: "1x1" }, 20003, /^Invalid value for model/],
+    ["unknown field before a size the model lacks", "audio", { model: "sim-audio-1", prompt: "x", foo: 1, size: "1x1" }, 20003, "Unknown parameter: foo"],
+    ["a size the model lacks before its quality", "audio", { model: "sim-audio-1", prompt: "x", quality: "hd", size: "1x1" }, 20005, /^Size "1x1"/],
+    ["a quality the model lacks before 20007", "images", { model: "upstream-image-1", prompt: "a".repeat(2001), quality: "hd" }, 20006, /^Quality "hd"/],
+    ["bad value before a size the model lacks", "audio", { model: "sim-audio-1", prompt: "x", size: "1x1", duration_seconds: 99 }, 20003, /^Invalid value for duration_seconds/],
     ["bad input item before over-long item", "moderations", { model: "sim-moderation-1", input: ["a".repeat(10_001), 1] }, 20003, /^Invalid value for input/],
   ];
   it.each(cases)("%s", (_label, endpoint, body, code, message) => expectError(endpoint, body, code, message));

@@ -81,8 +81,9 @@ function parseUrl(value: string): URL | null {
 }
 
 function codePointLength(value: string): number {
-  // Only count code points when it can matter: UTF-16 length is an upper bound.
-  if (value.length <= WEBHOOK_URL_MAX_LENGTH) return value.length;
+  // Only count code points when it can matter: UTF-16 length is an upper bound, and at most twice
+  // the count (a 1 MiB value is too long without walking it).
+  if (value.length <= WEBHOOK_URL_MAX_LENGTH || value.length > 2 * WEBHOOK_URL_MAX_LENGTH) return value.length;
   let count = 0;
   for (const _ of value) count++;
   return count;

@@ -1,4 +1,5 @@
 import { ENDPOINTS, ENDPOINT_INPUT_FIELD, ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
+import { HOSTILE_BODIES } from "./hostile-bodies.ts";
 
 /** One request of the fuzzer: through an HTTP client, or as raw bytes on a socket (`raw`). */
 export interface FuzzCase {
@@ -120,6 +121,9 @@ const BAD_UTF8 = [
   [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff], [0xfe, 0xff], [0xe2, 0x82], [0x80], [0x00], [0x01], [0x0a], [0x1f], [0x7f], [0xc3],
 ];
 
+// One Buffer per shape, shared by every case that sends it: they are 1 MiB each.
+const HOSTILE_SHAPES = HOSTILE_BODIES.map((hostile) => ({ ...hostile, bytes: Buffer.from(hostile.body) }));
+
 export type Rand = () => number;
 export const pick = <T>(r: Rand, items: readonly T[]): T => items[Math.floor(r() * items.length)]!;
 
@@ -187,6 +191,11 @@ export function generators(ctx: FuzzContext): Record<string, (r: Rand) => FuzzCa
       ];
       const body = r() < 0.1 ? Buffer.from(Array.from({ length: 1 + Math.floor(r() * 2048) }, () => Math.floor(r() * 256))) : Buffer.from(pick(r, bodies));
       return submit(r, body);
+    },
+    // Issue 10 §1: bodies under 1 MiB whose shape used to hold the event loop for up to a second.
+    "hostile shapes": (r) => {
+      const hostile = pick(r, HOSTILE_SHAPES);
+      return { ...submit(r, hostile.bytes), path: hostile.path, expect: hostile.expect };
     },
     "huge bodies": (r) => {
       const size = pick(r, [1024 * 1024 - 10, 1024 * 1024 + 1, 2 * 1024 * 1024, 3_000_000]);

@@ -1,13 +1,19 @@
 import express, { type RequestHandler } from "express";
 import { ApiError } from "@gen/errors";
+import { MAX_BODY_DEPTH, MAX_BODY_ITEMS, jsonShapeProblem, startsAsObject } from "../http/json-shape.ts";
 
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 
 const readRaw = express.raw({ type: () => true, limit: "1mb" });
 
+const TOO_DEEP = `Invalid request body: arrays and objects nested more than ${MAX_BODY_DEPTH} levels deep`;
+const TOO_MANY = `Invalid request body: more than ${MAX_BODY_ITEMS} array items and object members in all`;
+
 /**
  * Reads the body only after auth and rate limiting passed. Over 1 MiB: 413/20008. Anything that is
- * not a JSON object sent as JSON (wrong type, bad syntax, array, scalar): 20001.
+ * not a JSON object sent as JSON (wrong type, bad syntax, array, scalar): 20001. An object nested
+ * too deep or holding too many items (json-shape.ts) is refused unparsed with 20003: no valid
+ * submission comes near either limit, and parsing and checking such a body held the event loop.
  */
 export const jsonBody: RequestHandler = (req, res, next) => {
   readRaw(req, res, (error?: unknown) => {
@@ -18,9 +24,16 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     if (!JSON_TYPE.test(req.headers["content-type"] ?? "")) {
       return next(new ApiError(20001, "Body is not a JSON object: Content-Type must be application/json"));
     }
+    const bytes: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const problem = jsonShapeProblem(bytes);
+    if (problem !== null) {
+      // Whatever else is wrong with it, a body that does not start as an object is not one.
+      if (!startsAsObject(bytes)) return next(new ApiError(20001));
+      return next(new ApiError(20003, problem === "depth" ? TOO_DEEP : TOO_MANY));
+    }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "");
+      parsed = JSON.parse(bytes.toString("utf8"));
     } catch {
       return next(new ApiError(20001, "Body is not a JSON object: malformed JSON"));
     }

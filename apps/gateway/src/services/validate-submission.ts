@@ -12,7 +12,9 @@ export interface ValidSubmission {
 
 /** decisions.md order: 20002, 20004, values (20003/20005/20006/20007), webhook_url (20003), 30002. */
 export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: Record<string, unknown>): ValidSubmission {
-  const { webhook_url: webhookUrl, ...rest } = body;
+  // Copied only when there is something to take out: a refused body may hold 2,000 fields.
+  const webhookUrl = Object.hasOwn(body, "webhook_url") ? body.webhook_url : undefined;
+  const rest = webhookUrl === undefined ? body : withoutWebhookUrl(body);
   const { model, params } = catalog.validate(endpoint, rest);
   const unstorable = unstorableField(params);
   if (unstorable !== null) throw new ApiError(20003, `${unstorable} must be Unicode text without NUL characters or unpaired surrogates`);
@@ -24,4 +26,9 @@ export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: R
   }
   const price = catalog.price(model, params);
   return { model, params, webhookUrl: url, price };
+}
+
+function withoutWebhookUrl(body: Record<string, unknown>): Record<string, unknown> {
+  const { webhook_url: _, ...rest } = body;
+  return rest;
 }
