@@ -12,10 +12,11 @@ export interface DeliveryView {
 export async function loadDeliveryView(db: Database, taskId: string): Promise<DeliveryView | null> {
   const task = await db.task.findUnique({ where: { id: taskId } });
   if (!task) return null;
-  const [delivery, attempts] = await Promise.all([
-    readDelivery(db, taskId),
-    db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
-  ]);
+  // Attempts first, then the delivery: an attempt and the delivery row are finished in one
+  // statement, so a delivery read after the attempts is never older than them (read in parallel,
+  // the page could show attempt 4 delivered next to a delivery still in_progress).
+  const attempts = await db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } });
+  const delivery = await readDelivery(db, taskId);
   return { task, delivery, attempts };
 }
 
