@@ -4,6 +4,8 @@ import https from "node:https";
 import type { SecureContextOptions } from "node:tls";
 import { createAddressPolicy, createGuardedLookup, type AddressLookup, type AddressPolicy } from "@gen/webhook-url";
 
+const IDLE_SOCKET_MS = 4_000;
+
 export interface DownloadGuardOptions {
   /** `UPSTREAM_ALLOWED_CIDRS`: ranges an upstream's files may come from; throws on a malformed entry. */
   allowedCidrs: readonly string[];
@@ -27,10 +29,13 @@ export interface DownloadGuard {
 export function createDownloadGuard(options: DownloadGuardOptions): DownloadGuard {
   const policy = createAddressPolicy(options.allowedCidrs);
   const lookup = createGuardedLookup(options.lookup ?? dnsLookup, policy);
-  // Agent options win over per-request ones in Node, so no request can swap the lookup.
+  // Agent options win over per-request ones in Node, so no request can swap the lookup. Idle
+  // sockets close below the usual 5 s server keep-alive, as in webhook-sender: downloads are not
+  // retried, so a pooled socket the server is closing must rarely be picked.
+  const pool = { keepAlive: true, timeout: IDLE_SOCKET_MS, lookup };
   const agents = {
-    http: new http.Agent({ keepAlive: true, lookup }),
-    https: new https.Agent({ keepAlive: true, lookup, ...(options.ca === undefined ? {} : { ca: options.ca }) }),
+    http: new http.Agent(pool),
+    https: new https.Agent({ ...pool, ...(options.ca === undefined ? {} : { ca: options.ca }) }),
   };
   return {
     policy,
