@@ -82,6 +82,7 @@ const FAILURES: [string, string, number, "zero" | "kept"][] = [
   ["80006 at the input stage", "[[sim:fail=80006]] [[sim:stage=input]]", 80006, "zero"],
   ["80006 at the output stage", "[[sim:fail=80006]] [[sim:stage=output]]", 80006, "kept"],
   ["80007 input rejected", "[[sim:fail=80007]]", 80007, "zero"],
+  ["80008 by directive", "[[sim:fail=80008]]", 80008, "zero"],
 ];
 
 describe("workflow codes on the simulated provider", () => {

@@ -10,7 +10,9 @@ import { loadConfig, type Config } from "@gen/config";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { createRedis } from "@gen/queues";
-import { createStorage } from "@gen/storage";
+import { createDownloadGuard, createStorage } from "@gen/storage";
+import { lookup as dnsLookup } from "node:dns";
+import type { WebhookLookup as AddressLookup } from "@gen/webhook-sender";
 import { createScratchDatabase } from "../support/scratch-database.ts";
 import { createUpstreamSim } from "../../apps/upstream-sim/src/create-upstream-sim.ts";
 import { createApp } from "../../apps/gateway/src/create-app.ts";
@@ -34,6 +36,17 @@ export interface Stack {
   waitTerminal(auth: string, taskId: string, timeoutMs?: number): Promise<Record<string, any>>;
   close(): Promise<void>;
 }
+
+/**
+ * Names under `.blocked.test` resolve to 127.0.0.2: loopback, but outside the stack's
+ * UPSTREAM_ALLOWED_CIDRS (by default just UPSTREAM_URL's 127.0.0.1), so they stand for an
+ * address an upstream must not make the worker fetch. Everything else resolves normally.
+ */
+export const BLOCKED_NAME_SUFFIX = ".blocked.test";
+const e2eLookup: AddressLookup = (hostname, options, callback) => {
+  if (hostname.endsWith(BLOCKED_NAME_SUFFIX)) return setImmediate(() => callback(null, [{ address: "127.0.0.2", family: 4 }]));
+  dnsLookup(hostname, options, callback);
+};
 
 async function listen(server: http.Server): Promise<number> {
   server.listen(0, "127.0.0.1");
@@ -92,11 +105,12 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     env,
     startWorker() {
       const redis = createRedis(config.redisUrl, "blocking");
+      const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs, lookup: e2eLookup });
       const worker = createGenerationWorker(
-        { config, db: gateway.db, catalog: gateway.catalog, providers: createProviderRegistry(config.upstreamUrl), storage: createStorage(config), webhookQueue: gateway.webhookQueue, logger },
+        { config, db: gateway.db, catalog: gateway.catalog, providers: createProviderRegistry(config.upstreamUrl), storage: createStorage(config), downloadGuard, webhookQueue: gateway.webhookQueue, logger },
         redis,
       );
-      workers.push({ worker, close: async () => { await worker.close(); redis.disconnect(); } });
+      workers.push({ worker, close: async () => { await worker.close(); downloadGuard.close(); redis.disconnect(); } });
       return worker;
     },
     startDeliveryWorker(sender) {

@@ -4,6 +4,7 @@ import { consoleRoutes } from "./console/console-routes.ts";
 import { answerUnparseableTargets } from "./http/unparseable-target.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
+import { noSniff } from "./middleware/no-sniff.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { requestLog } from "./middleware/request-log.ts";
@@ -26,7 +27,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(requestId, requestLog(deps.logger), httpMetrics(deps.metrics));
   app.use(healthRoutes(deps));
   app.use(metricsRoutes(deps));
-  app.use("/cdn", express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
+  // Stored media may hold upstream-chosen bytes: a browser must never sniff them into HTML/script.
+  app.use("/cdn", noSniff, express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
   app.use(openApiRoutes(deps));
   app.use("/console", consoleRoutes(deps));
   // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.

@@ -69,9 +69,8 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
     if (job.directives.fail) return { ...head, status: "failed", ...errorBody("failed", "Simulated upstream failure") };
     if (job.directives.noUrls) return { ...head, status: "succeeded", output: { urls: [] } };
     const result = resultOf(job);
-    const output = MEDIA_ENDPOINTS.includes(job.endpoint)
-      ? { urls: (result.files ?? []).map((file, index) => `${base}/files/${job.id}/${index}.${file.extension}`) }
-      : { data: result.data };
+    const ownUrls = (result.files ?? []).map((file, index) => `${base}/files/${job.id}/${index}.${file.extension}`);
+    const output = MEDIA_ENDPOINTS.includes(job.endpoint) ? { urls: job.directives.outputUrl ? [job.directives.outputUrl] : ownUrls } : { data: result.data };
     const usage = result.tokens ? { input_tokens: result.tokens.input, output_tokens: result.tokens.output } : undefined;
     return { ...head, status: "succeeded", output, ...(usage ? { usage } : {}) };
   }
@@ -150,12 +149,17 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
       res.status(job.directives.badFile).json(errorBody("bad_file", "Simulated file download failure"));
       return;
     }
+    if (job.directives.redirectFile) {
+      res.redirect(302, job.directives.redirectFile);
+      return;
+    }
     const file = resultOf(job).files?.[Number(match[1])];
     if (!file || file.extension !== match[2]) {
       res.status(404).json(errorBody("not_found", "No such file"));
       return;
     }
-    res.type(file.contentType).set("Cache-Control", "no-store").send(file.data);
+    const data = job.directives.mislabel ? Buffer.from("<!doctype html><script>document.title='mislabelled'</script>") : file.data;
+    res.set("Content-Type", job.directives.fileType ?? file.contentType).set("Cache-Control", "no-store").send(data);
   });
 
   app.use((_req, res) => {

@@ -10,6 +10,14 @@ export interface UpDirectives {
   delayMs?: number;
   /** Status the output files answer with instead of their content. */
   badFile?: 404 | 500;
+  /** A hostile upstream: the output URL it hands out instead of its own file URLs. */
+  outputUrl?: string;
+  /** A hostile upstream: its file URLs redirect here. */
+  redirectFile?: string;
+  /** A hostile upstream: files keep their Content-Type but the bytes are an HTML page. */
+  mislabel: boolean;
+  /** A hostile upstream: files are served with this Content-Type instead of their own. */
+  fileType?: string;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -22,7 +30,7 @@ function stringsIn(value: unknown): string[] {
 }
 
 export function parseUpDirectives(input: unknown): UpDirectives {
-  const found: UpDirectives = { submit500: false, reject: false, policyInput: false, policyOutput: false, fail: false, noUrls: false, hang: false };
+  const found: UpDirectives = { submit500: false, reject: false, policyInput: false, policyOutput: false, fail: false, noUrls: false, hang: false, mislabel: false };
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
       if (name === "submit_500") found.submit500 = true;
@@ -34,6 +42,10 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "hang") found.hang = true;
       else if (name === "delay_ms" && found.delayMs === undefined && /^\d{1,9}$/.test(value)) found.delayMs = Number(value);
       else if (name === "bad_file" && found.badFile === undefined) found.badFile = value === "500" ? 500 : 404;
+      else if (name === "output_url" && found.outputUrl === undefined && value !== "") found.outputUrl = value;
+      else if (name === "redirect_file" && found.redirectFile === undefined && value !== "") found.redirectFile = value;
+      else if (name === "mislabel") found.mislabel = true;
+      else if (name === "file_type" && found.fileType === undefined && value !== "") found.fileType = value;
     }
   }
   return found;

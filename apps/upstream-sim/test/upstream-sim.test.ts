@@ -76,4 +76,18 @@ describe("upstream simulator protocol", () => {
     expect(a).not.toBe(b);
     expect(Buffer.compare(fileA.body as Buffer, fileB.body as Buffer)).toBe(0);
   });
+
+  it("plays a hostile upstream on request: foreign output URL, redirecting or mislabelled files", async () => {
+    const submit = async (prompt: string) => (await request(app).post("/v1/jobs").send({ model: "m", input: { prompt, size: "256x256" } })).body.id as string;
+    const foreign = await submit("[[up:output_url=http://meta.blocked.test/latest/meta-data/]]");
+    expect((await request(app).get(`/v1/jobs/${foreign}`)).body.output).toEqual({ urls: ["http://meta.blocked.test/latest/meta-data/"] });
+    const redirecting = await submit("[[up:redirect_file=http://meta.blocked.test/x]]");
+    const hop = await request(app).get(`/files/${redirecting}/0.png`).redirects(0);
+    expect([hop.status, hop.headers.location]).toEqual([302, "http://meta.blocked.test/x"]);
+    const mislabelled = await request(app).get(`/files/${await submit("[[up:mislabel]]")}/0.png`).buffer(true);
+    expect(mislabelled.headers["content-type"]).toBe("image/png");
+    expect((mislabelled.body as Buffer).toString()).toContain("<script>");
+    const retyped = await request(app).get(`/files/${await submit("[[up:file_type=text/plain]]")}/0.png`).buffer(true);
+    expect(retyped.headers["content-type"]).toMatch(/^text\/plain/);
+  });
 });

@@ -4,7 +4,7 @@ import { checkDatabase, createDatabase, purgeExpiredIdempotencyKeys } from "@gen
 import { createLogger } from "@gen/logger";
 import { createMetrics, startMetricsServer } from "@gen/metrics";
 import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
-import { createStorage } from "@gen/storage";
+import { createDownloadGuard, createStorage } from "@gen/storage";
 import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
@@ -22,10 +22,11 @@ async function main(): Promise<void> {
   const catalog = loadCatalog(config.modelCatalogPath);
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const storage = createStorage(config);
+  const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
-  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, webhookQueue, logger, metrics }, redis);
+  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
 
   const reconcile = async () => {
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
     await Promise.all([generation.close(), delivery.close()]).catch(() => {});
+    downloadGuard.close();
     await Promise.all([generationQueue.close(), webhookQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();

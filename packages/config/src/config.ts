@@ -22,6 +22,8 @@ export interface Config {
   modelCatalogPath: string | undefined;
   storage: StorageConfig;
   upstreamUrl: string;
+  /** Ranges upstream output files may be downloaded from (beyond public addresses); never cloud metadata. */
+  upstreamAllowedCidrs: string[];
   generationTimeoutMs: number;
   downloadMaxBytes: number;
   downloadTimeoutMs: number;

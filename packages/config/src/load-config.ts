@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import path from "node:path";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config-error.ts";
@@ -35,6 +36,7 @@ export function loadConfig(env: Env = process.env): Config {
       s3ForcePathStyle: env.S3_FORCE_PATH_STYLE === "true",
     },
     upstreamUrl: url(env, "UPSTREAM_URL", "http://127.0.0.1:8090"),
+    upstreamAllowedCidrs: [],
     generationTimeoutMs: int(env, "GENERATION_TIMEOUT_MS", 600_000, 1),
     downloadMaxBytes: int(env, "DOWNLOAD_MAX_BYTES", 50 * 1024 * 1024, 1),
     downloadTimeoutMs: int(env, "DOWNLOAD_TIMEOUT_MS", 30_000, 1),
@@ -58,6 +60,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.webhookFinalAttemptMs < earliestFinal) {
     throw new ConfigError(`WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}`);
   }
+  config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
   return config;
 }
@@ -76,6 +79,18 @@ function trustProxy(env: Env): false | number | string[] {
     throw new ConfigError(`TRUST_PROXY must be a hop count (1-10) or comma-separated proxy addresses/CIDRs or loopback, linklocal, uniquelocal; got "${bad}" (true is refused: it would believe any client's X-Forwarded-For)`);
   }
   return entries;
+}
+
+/**
+ * The default UPSTREAM_ALLOWED_CIDRS: exactly the address UPSTREAM_URL names, so a loopback or
+ * private upstream (the simulator, the default http://127.0.0.1:8090) keeps working while its
+ * files may come from nowhere else private. A public upstream needs no entry; a named private
+ * one must be listed, since its address is only known at resolution time.
+ */
+function upstreamHostAddresses(upstreamUrl: string): string[] {
+  const host = new URL(upstreamUrl).hostname.replace(/^\[(.*)\]$/, "$1");
+  if (host === "localhost") return ["127.0.0.1", "::1"];
+  return isIP(host) === 0 ? [] : [host];
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

@@ -11,6 +11,18 @@ describe("loadConfig", () => {
     expect(config.pollRate).toEqual({ perSec: 20, burst: 40 });
     expect(config.submitRate).toEqual({ perSec: 10, burst: 20 });
     expect(config.webhookAllowedCidrs).toEqual([]);
+    expect(config.upstreamAllowedCidrs).toEqual(["127.0.0.1"]);
+  });
+
+  it.each([
+    [{ UPSTREAM_URL: "http://10.1.2.3:9000/v1" }, ["10.1.2.3"]],
+    [{ UPSTREAM_URL: "http://[fd00::5]:9000" }, ["fd00::5"]],
+    [{ UPSTREAM_URL: "http://localhost:8090" }, ["127.0.0.1", "::1"]],
+    [{ UPSTREAM_URL: "https://upstream.example.com" }, []],
+    [{ UPSTREAM_ALLOWED_CIDRS: " 10.0.0.0/8 , fd00::/8 " }, ["10.0.0.0/8", "fd00::/8"]],
+    [{ UPSTREAM_URL: "http://10.1.2.3:9000", UPSTREAM_ALLOWED_CIDRS: "192.168.0.0/16" }, ["192.168.0.0/16"]],
+  ])("UPSTREAM_ALLOWED_CIDRS from %p is %p", (env, expected) => {
+    expect(loadConfig(env).upstreamAllowedCidrs).toEqual(expected);
   });
 
   it.each([

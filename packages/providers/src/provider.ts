@@ -23,7 +23,7 @@ export type ProviderResult =
       data?: Record<string, unknown>;
       tokens?: { input: number; output: number };
     }
-  | { state: "failed"; code: 80003 | 80006 | 80007; stage?: "input" | "output"; message?: string };
+  | { state: "failed"; code: 80003 | 80006 | 80007 | 80008; stage?: "input" | "output"; message?: string };
 
 export type CompletedResult = Extract<ProviderResult, { state: "completed" }>;
 

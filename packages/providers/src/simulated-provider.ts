@@ -68,6 +68,9 @@ export function createSimulatedProvider(options: { now?: () => number; baseDelay
           return { state: "failed", code: 80003, message: "Simulated upstream failure" };
         case 80006:
           return { state: "failed", code: 80006, stage: "output", message: "Simulated content policy verdict on the output" };
+        // decisions.md: a directive fails the task with that code, whatever the code means.
+        case 80008:
+          return { state: "failed", code: 80008, message: "Simulated upstream cancellation" };
         case 80004:
           return { state: "completed" };
       }

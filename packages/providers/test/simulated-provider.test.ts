@@ -220,8 +220,13 @@ describe("simulated provider directives", () => {
     expect(text.data?.label).toBeDefined();
   });
 
-  it("80008 and unknown codes are ignored", async () => {
-    for (const code of ["80008", "80009", "12345", "abc"]) {
+  it("80008: a failed result with that code", async () => {
+    expect(await run(provider, time, job("detect", { text: "[[sim:fail=80008]]" }))).toMatchObject({ state: "failed", code: 80008 });
+    expect(await run(provider, time, job("images", { prompt: "x [[sim:fail=80008]]", size: "256x256" }))).toMatchObject({ state: "failed", code: 80008 });
+  });
+
+  it("80009 and unknown codes are ignored", async () => {
+    for (const code of ["80009", "12345", "abc"]) {
       expect((await run(provider, time, job("detect", { text: `[[sim:fail=${code}]]` }))).state).toBe("completed");
     }
   });

@@ -1,5 +1,8 @@
+import { isIP } from "node:net";
 import got from "got";
+import { BLOCKED_ADDRESS_CODE } from "@gen/webhook-url";
 import { DownloadError, type DownloadFailure } from "./download-error.ts";
+import type { DownloadGuard } from "./download-guard.ts";
 
 export interface DownloadLimits {
   /** Largest body accepted, after decompression; the download stops as soon as it is passed. */
@@ -15,40 +18,74 @@ export interface DownloadedFile {
 }
 
 const MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+type HopResult = { kind: "file"; file: DownloadedFile } | { kind: "redirect"; location: URL };
 
 /**
- * Fetches an upstream output URL into memory with bounded size and time. No retries: the
- * worker decides what a failure means. Throws DownloadError.
+ * Fetches an upstream output URL into memory with bounded size and time. Redirects are followed
+ * here, one hop at a time, so that every hop's address goes through `guard` (got's own
+ * following would reuse the first hop's checks only for names, never for IP literals). No
+ * retries: the worker decides what a failure means. Throws DownloadError.
  */
-export async function downloadFile(url: string, limits: DownloadLimits): Promise<DownloadedFile> {
-  const target = httpUrl(url);
-  const label = `${target.origin}${target.pathname}`; // never the query: it may hold a signature
-  return new Promise<DownloadedFile>((resolve, reject) => {
+export async function downloadFile(url: string, limits: DownloadLimits, guard: DownloadGuard): Promise<DownloadedFile> {
+  let target = httpUrl(url);
+  const deadline = Date.now() + limits.timeoutMs;
+  for (let redirects = 0; ; redirects++) {
+    const hop = await fetchHop(target, limits, deadline, guard);
+    if (hop.kind === "file") return hop.file;
+    if (redirects === MAX_REDIRECTS) throw new DownloadError("too_many_redirects", `download of ${labelOf(target)} failed: more than ${MAX_REDIRECTS} redirects`);
+    target = hop.location;
+  }
+}
+
+function fetchHop(target: URL, limits: DownloadLimits, deadline: number, guard: DownloadGuard): Promise<HopResult> {
+  const label = labelOf(target);
+  // Node's agents skip `lookup` for an IP literal, so the policy is applied to it here.
+  const literal = target.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (isIP(literal) !== 0) {
+    const reason = guard.policy.check(literal);
+    if (reason !== null) return Promise.reject(new DownloadError("blocked_address", `download of ${label} refused: ${literal} (${reason})`));
+  }
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) return Promise.reject(new DownloadError("timeout", `download of ${label} failed: not finished within ${limits.timeoutMs} ms`));
+
+  return new Promise<HopResult>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
     let contentType: string | undefined;
     let settled = false;
 
     const stream = got.stream(target, {
+      agent: guard.agents,
+      http2: false,
       retry: { limit: 0 },
-      maxRedirects: MAX_REDIRECTS,
-      // A redirect elsewhere than http/https is not followed; it ends up as its 3xx status.
-      followRedirect: (response) => isHttpLocation(response.headers.location, response.url),
+      followRedirect: false,
       throwHttpErrors: false,
-      // Per request only (got restarts it on each redirect); the timer below bounds the total.
-      timeout: { request: limits.timeoutMs },
+      timeout: { request: remaining },
     });
 
+    const finish = (): void => {
+      settled = true;
+      clearTimeout(timer);
+    };
     const fail = (reason: DownloadFailure, detail: string, cause?: unknown): void => {
       if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
+      finish();
       stream.destroy();
       reject(new DownloadError(reason, `download of ${label} failed: ${detail}`, cause === undefined ? undefined : { cause }));
     };
-    const deadline = setTimeout(() => fail("timeout", `not finished within ${limits.timeoutMs} ms`), limits.timeoutMs);
+    const timer = setTimeout(() => fail("timeout", `not finished within ${limits.timeoutMs} ms`), remaining);
 
     stream.on("response", (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
+      const location = REDIRECT_STATUSES.has(response.statusCode) ? httpLocation(response.headers.location, target) : undefined;
+      if (location) {
+        finish();
+        stream.destroy();
+        resolve({ kind: "redirect", location });
+        return;
+      }
+      // A redirect elsewhere than http/https is not followed; it ends up as its 3xx status.
       if (response.statusCode < 200 || response.statusCode > 299) {
         fail(`http_${response.statusCode}`, `HTTP ${response.statusCode}`);
         return;
@@ -72,16 +109,19 @@ export async function downloadFile(url: string, limits: DownloadLimits): Promise
     });
     stream.on("end", () => {
       if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      resolve({ data: Buffer.concat(chunks, received), contentType });
+      finish();
+      resolve({ kind: "file", file: { data: Buffer.concat(chunks, received), contentType } });
     });
     stream.on("error", (error: Error) => {
-      if (error.name === "TimeoutError") fail("timeout", error.message, error);
-      else if (error.name === "MaxRedirectsError") fail("too_many_redirects", `more than ${MAX_REDIRECTS} redirects`, error);
+      if (isBlocked(error)) fail("blocked_address", error.message, error);
+      else if (error.name === "TimeoutError") fail("timeout", error.message, error);
       else fail("network", error.message, error);
     });
   });
+}
+
+function labelOf(target: URL): string {
+  return `${target.origin}${target.pathname}`; // never the query: it may hold a signature
 }
 
 function httpUrl(url: string): URL {
@@ -92,8 +132,16 @@ function httpUrl(url: string): URL {
   return parsed;
 }
 
-function isHttpLocation(location: string | undefined, base: string): boolean {
-  if (location === undefined || !URL.canParse(location, base)) return false;
-  const { protocol } = new URL(location, base);
-  return protocol === "http:" || protocol === "https:";
+function httpLocation(location: string | string[] | undefined, base: URL): URL | undefined {
+  if (typeof location !== "string" || !URL.canParse(location, base.href)) return undefined;
+  const next = new URL(location, base);
+  return next.protocol === "http:" || next.protocol === "https:" ? next : undefined;
+}
+
+/** got wraps the lookup's error; the code survives on the wrapper or down the cause chain. */
+function isBlocked(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if ((current as { code?: unknown }).code === BLOCKED_ADDRESS_CODE) return true;
+  }
+  return false;
 }

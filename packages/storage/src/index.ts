@@ -5,4 +5,6 @@ export { createS3Storage, type S3StorageOptions } from "./s3-storage.ts";
 export { createStorage, type StorageSettings } from "./create-storage.ts";
 export { extensionFor, type MediaExtension } from "./media-types.ts";
 export { downloadFile, type DownloadLimits, type DownloadedFile } from "./download-file.ts";
+export { createDownloadGuard, type DownloadGuard, type DownloadGuardOptions } from "./download-guard.ts";
+export { bytesMatchType } from "./media-signature.ts";
 export { DownloadError, type DownloadFailure } from "./download-error.ts";

@@ -1,8 +1,11 @@
 import { gzipSync } from "node:zlib";
-import { DownloadError, downloadFile } from "../src/index.ts";
+import { createDownloadGuard, downloadFile, type DownloadError } from "../src/index.ts";
+import { downloadFailure } from "./helpers/download-failure.ts";
 import { startLoopbackServer, type LoopbackServer } from "./helpers/loopback-server.ts";
 
 const LIMITS = { maxBytes: 64 * 1024, timeoutMs: 5_000 };
+// The test servers sit on 127.0.0.1, which only this allow list opens (download-guard.test.ts covers the guard).
+const GUARD = createDownloadGuard({ allowedCidrs: ["127.0.0.1"] });
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(2000, 9)]);
 
 let server: LoopbackServer;
@@ -119,7 +122,10 @@ beforeAll(async () => {
   });
 });
 
-afterAll(() => server.close());
+afterAll(async () => {
+  GUARD.close();
+  await server.close();
+});
 
 beforeEach(() => {
   aborted = new Map();
@@ -131,13 +137,8 @@ afterEach(() => {
   for (const timer of timers) clearInterval(timer);
 });
 
-async function failure(url: string, limits = LIMITS): Promise<DownloadError> {
-  const error: unknown = await downloadFile(url, limits).then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof DownloadError)) throw new Error(`expected a DownloadError, got ${String(error)}`);
-  return error;
+function failure(url: string, limits = LIMITS): Promise<DownloadError> {
+  return downloadFailure(downloadFile(url, limits, GUARD));
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {
@@ -150,24 +151,24 @@ async function waitFor(condition: () => boolean): Promise<void> {
 
 describe("downloadFile", () => {
   it("returns the body and the content type", async () => {
-    const file = await downloadFile(`${server.url}/image.png`, LIMITS);
+    const file = await downloadFile(`${server.url}/image.png`, LIMITS, GUARD);
     expect(file.data.equals(PNG)).toBe(true);
     expect(file.contentType).toBe("image/png");
   });
 
   it("decompresses and passes the content type through as sent", async () => {
-    const file = await downloadFile(`${server.url}/gzipped.json`, LIMITS);
+    const file = await downloadFile(`${server.url}/gzipped.json`, LIMITS, GUARD);
     expect(file.data.toString()).toBe('{"ok":true}');
     expect(file.contentType).toBe("application/json; charset=utf-8");
   });
 
   it("reports a missing content type as undefined", async () => {
-    const file = await downloadFile(`${server.url}/no-type`, LIMITS);
+    const file = await downloadFile(`${server.url}/no-type`, LIMITS, GUARD);
     expect(file).toEqual({ data: Buffer.from("bytes"), contentType: undefined });
   });
 
   it("accepts a body of exactly maxBytes", async () => {
-    expect((await downloadFile(`${server.url}/exact-limit`, LIMITS)).data.length).toBe(LIMITS.maxBytes);
+    expect((await downloadFile(`${server.url}/exact-limit`, LIMITS, GUARD)).data.length).toBe(LIMITS.maxBytes);
   });
 
   it("reports a 404 as http_404 and a 502 as http_502", async () => {
@@ -217,8 +218,8 @@ describe("downloadFile", () => {
   });
 
   it("follows up to 3 redirects, relative or absolute", async () => {
-    expect((await downloadFile(`${server.url}/hop/2`, LIMITS)).data.equals(PNG)).toBe(true);
-    expect((await downloadFile(`${server.url}/to-absolute`, LIMITS)).contentType).toBe("image/png");
+    expect((await downloadFile(`${server.url}/hop/2`, LIMITS, GUARD)).data.equals(PNG)).toBe(true);
+    expect((await downloadFile(`${server.url}/to-absolute`, LIMITS, GUARD)).contentType).toBe("image/png");
   });
 
   it("refuses a fourth redirect", async () => {

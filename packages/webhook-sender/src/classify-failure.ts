@@ -1,6 +1,5 @@
 import type { LastError } from "./attempt-outcome.ts";
-import { BLOCKED_ADDRESS_CODE } from "./blocked-address-error.ts";
-import { RESOLUTION_FAILED_CODE } from "./resolution-error.ts";
+import { BLOCKED_ADDRESS_CODE, RESOLUTION_FAILED_CODE } from "@gen/webhook-url";
 
 type FailureClass = Exclude<LastError, `http_${number}`>;
 

@@ -3,11 +3,10 @@ import https from "node:https";
 import { isIP } from "node:net";
 import type { SecureContextOptions } from "node:tls";
 import got, { type Request as GotRequest, type RequestFunction } from "got";
-import { createAddressPolicy } from "@gen/webhook-url";
+import { createAddressPolicy, createGuardedLookup, type AddressLookup } from "@gen/webhook-url";
 import type { AttemptOutcome } from "./attempt-outcome.ts";
 import { classifyFailure } from "./classify-failure.ts";
 import { discardBody } from "./discard-body.ts";
-import { createGuardedLookup, type WebhookLookup } from "./guarded-lookup.ts";
 import { parseSendTarget } from "./send-target.ts";
 import { statusOutcome } from "./status-outcome.ts";
 
@@ -26,7 +25,7 @@ export interface WebhookSenderOptions {
   /** `WEBHOOK_ALLOWED_CIDRS`; throws on a malformed entry. */
   allowedCidrs: readonly string[];
   /** Resolver with `dns.lookup`'s `{ all: true }` signature; defaults to `dns.lookup`. */
-  lookup?: WebhookLookup;
+  lookup?: AddressLookup;
   /**
    * TEST ONLY. Trusted CAs *instead of* the system store and NODE_EXTRA_CA_CERTS (Node replaces,
    * not extends, the store when `ca` is given). Production leaves it unset.

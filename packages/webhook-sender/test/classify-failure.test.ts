@@ -1,6 +1,5 @@
-import { BlockedAddressError } from "../src/blocked-address-error.ts";
+import { BlockedAddressError, ResolutionError } from "@gen/webhook-url";
 import { classifyFailure } from "../src/classify-failure.ts";
-import { ResolutionError } from "../src/resolution-error.ts";
 
 /** Shaped like got's RequestError: the original error's code copied up, the original as `cause`. */
 function gotError(cause: Record<string, unknown>, name = "RequestError"): Error {

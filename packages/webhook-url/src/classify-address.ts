@@ -4,11 +4,12 @@ import type { EmbeddingForm, Ipv4BlockReason, Ipv6BlockReason } from "./block-re
 
 const cidr = (text: string) => ipaddr.parseCIDR(text);
 
-// Instance-metadata endpoints; all but Azure's sit in ranges blocked anyway, but naming them
-// makes delivery diagnostics clearer. Azure's wire server is a public address reachable only
-// from inside Azure, so it needs blocking on its own.
-const IPV4_METADATA = ["169.254.169.254/32", "100.100.100.200/32", "168.63.129.16/32"].map(cidr);
-const IPV6_METADATA = ["fd00:ec2::254/128", "fd20:ce::254/128"].map(cidr);
+// Instance and container metadata endpoints (credentials live there): AWS/GCP/Azure/OpenStack
+// IMDS, AWS ECS task metadata and EKS pod identity, Alibaba, Oracle, and Azure's wire server (a
+// public address reachable only from inside Azure, so it needs blocking on its own). Most sit in
+// ranges blocked anyway, but they are checked before any allow list (see address-policy.ts).
+const IPV4_METADATA = ["169.254.169.254/32", "169.254.170.2/32", "169.254.170.23/32", "100.100.100.200/32", "168.63.129.16/32", "192.0.0.192/32"].map(cidr);
+const IPV6_METADATA = ["fd00:ec2::254/128", "fd00:ec2::23/128", "fd20:ce::254/128"].map(cidr);
 
 const IPV4_BLOCKED_RANGES: Record<string, Ipv4BlockReason> = {
   unspecified: "unspecified",
@@ -88,4 +89,29 @@ function lastFour(address: IPv6): IPv4 {
 
 function ipv4At(address: IPv6, byteOffset: number): IPv4 {
   return new ipaddr.IPv4(address.toByteArray().slice(byteOffset, byteOffset + 4));
+}
+
+/**
+ * True for a metadata endpoint, alone or embedded in any IPv6 form that can carry it (mapped,
+ * compatible, translated, NAT64 including local-use /48 with the RFC 6052 /96 layout, 6to4 and
+ * both Teredo addresses). No allow list may open these.
+ */
+export function isCloudMetadata(address: IPv4 | IPv6): boolean {
+  if (address.kind() === "ipv4") return IPV4_METADATA.some((range) => address.match(range));
+  const v6 = address as IPv6;
+  if (IPV6_METADATA.some((range) => v6.match(range))) return true;
+  return embeddedIpv4Candidates(v6).some((inner) => IPV4_METADATA.some((range) => inner.match(range)));
+}
+
+function embeddedIpv4Candidates(address: IPv6): IPv4[] {
+  if (address.match(MAPPED) || address.match(TRANSLATED) || address.match(COMPATIBLE) || address.match(NAT64) || address.match(NAT64_LOCAL)) {
+    return [lastFour(address)];
+  }
+  if (address.match(SIX_TO_FOUR)) return [ipv4At(address, 2)];
+  if (address.match(TEREDO)) {
+    // RFC 4380: the server in bits 32-63, the client in the last 32 bits with every bit inverted.
+    const client = address.toByteArray().slice(12, 16).map((byte) => byte ^ 0xff);
+    return [ipv4At(address, 4), new ipaddr.IPv4(client)];
+  }
+  return [];
 }

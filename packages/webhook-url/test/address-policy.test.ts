@@ -169,12 +169,12 @@ describe("createAddressPolicy allow list", () => {
   });
 
   it("takes bare addresses as /32 and /128", () => {
-    const policy = createAddressPolicy(["10.0.0.5", "::1", "fd00:ec2::254"]);
+    const policy = createAddressPolicy(["10.0.0.5", "::1", "fd00:ec2::253"]);
     expect(policy.check("10.0.0.5")).toBeNull();
     expect(policy.check("10.0.0.6")).toBe("private");
     expect(policy.check("::1")).toBeNull();
-    expect(policy.check("fd00:ec2::254")).toBeNull();
-    expect(policy.check("fd00:ec2::253")).toBe("uniqueLocal");
+    expect(policy.check("fd00:ec2::253")).toBeNull();
+    expect(policy.check("fd00:ec2::252")).toBe("uniqueLocal");
     expect(policy.check("127.0.0.1")).toBe("loopback");
   });
 

@@ -5,7 +5,7 @@ import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { WebhookJobData } from "@gen/queues";
-import type { Storage } from "@gen/storage";
+import type { DownloadGuard, Storage } from "@gen/storage";
 import type { ProviderRegistry } from "./provider-registry.ts";
 
 export interface GenerationDeps {
@@ -14,6 +14,8 @@ export interface GenerationDeps {
   catalog: Catalog;
   providers: ProviderRegistry;
   storage: Storage;
+  /** The SSRF guard every upstream file download goes through (UPSTREAM_ALLOWED_CIDRS). */
+  downloadGuard: DownloadGuard;
   webhookQueue: Queue<WebhookJobData>;
   logger: Logger;
   /** Optional so that tests can build deps without a registry. */

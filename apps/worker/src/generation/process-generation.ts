@@ -97,7 +97,7 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
   let settlement: TaskOutcome;
   if (outcome.kind === "completed" && model) {
     try {
-      const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps.storage, { maxBytes: deps.config.downloadMaxBytes, timeoutMs: deps.config.downloadTimeoutMs });
+      const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps);
       const tokens = model.pricing?.method === "tokens" ? outcome.result.tokens : undefined;
       settlement = { status: "completed", output, charge: completedCharge(model, task.reservedCredits, tokens), tokens };
     } catch (error) {

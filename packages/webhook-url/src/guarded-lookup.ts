@@ -1,23 +1,23 @@
 import type { LookupAddress, LookupAllOptions, LookupOptions } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
-import type { AddressPolicy } from "@gen/webhook-url";
+import type { AddressPolicy } from "./address-policy.ts";
 import { BlockedAddressError } from "./blocked-address-error.ts";
 import { ResolutionError } from "./resolution-error.ts";
 
 /** A resolver with `dns.lookup`'s `{ all: true }` signature; `dns.lookup` itself by default. */
-export type WebhookLookup = (
+export type AddressLookup = (
   hostname: string,
   options: LookupAllOptions,
   callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
 ) => void;
 
 /**
- * The `lookup` for the agent's sockets. Node calls it once per new connection and connects only to
+ * The `lookup` for an agent's sockets (webhook delivery and upstream downloads). Node calls it once per new connection and connects only to
  * what it hands back, so checking here covers every connection and leaves no window for a
  * second, different answer (DNS rebinding). The whole answer is refused when any record is
  * blocked, as decisions.md requires, not just the blocked records.
  */
-export function createGuardedLookup(resolve: WebhookLookup, policy: AddressPolicy): LookupFunction {
+export function createGuardedLookup(resolve: AddressLookup, policy: AddressPolicy): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
     let answered = false;
     const answer = (error: NodeJS.ErrnoException | null, records: LookupAddress[]): void => {

@@ -9,7 +9,7 @@ export class BlockedAddressError extends Error {
     readonly address: string,
     readonly reason: string,
   ) {
-    super(`${host} resolved to ${address} (${reason}), which webhooks may not reach`);
+    super(`${host} resolved to ${address} (${reason}), which may not be reached`);
     this.name = "BlockedAddressError";
   }
 }

@@ -1,7 +1,6 @@
 import type { LookupAddress, LookupOptions } from "node:dns";
-import { createAddressPolicy } from "@gen/webhook-url";
-import { createGuardedLookup, type WebhookLookup } from "../src/guarded-lookup.ts";
-import { fakeResolver } from "./helpers/fake-resolver.ts";
+import { createAddressPolicy, createGuardedLookup, type AddressLookup as WebhookLookup } from "@gen/webhook-url";
+import { fakeResolver } from "../../webhook-sender/test/helpers/fake-resolver.ts";
 
 interface LookupResult {
   error: NodeJS.ErrnoException | null;
