@@ -1,5 +1,5 @@
 import { MAX_BODY_DEPTH, MAX_BODY_ITEMS, jsonShapeProblem, startsAsObject } from "../src/http/json-shape.ts";
-import { prng } from "../../../test/faults/support/fuzz-cases.ts";
+import { prng } from "../../../test/support/prng.ts";
 
 const scan = (text: string) => jsonShapeProblem(Buffer.from(text));
 
