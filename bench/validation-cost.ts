@@ -16,8 +16,9 @@ const catalog = loadCatalog();
 
 /** What apps/gateway/src/middleware/json-body.ts and submit-task.ts do before the first await. */
 function handle(endpoint: (typeof HOSTILE_BODIES)[number]["endpoint"], raw: Buffer): string {
-  if (jsonShapeProblem(raw) !== null) return startsAsObject(raw) ? "400/20003" : "400/20001";
-  const body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
+  const text = raw.toString("utf8");
+  if (jsonShapeProblem(text) !== null) return startsAsObject(text) ? "400/20003" : "400/20001";
+  const body = JSON.parse(text) as Record<string, unknown>;
   try {
     validateSubmission(catalog, endpoint, body);
     return "202";
@@ -47,7 +48,8 @@ for (const shape of [ordinary, ...HOSTILE_BODIES]) {
   const total: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     parse.push(cpuMs(() => JSON.parse(raw.toString("utf8"))));
-    scan.push(cpuMs(() => jsonShapeProblem(raw)));
+    const text = raw.toString("utf8");
+    scan.push(cpuMs(() => jsonShapeProblem(text)));
     total.push(cpuMs(() => (answer = handle(shape.endpoint, raw))));
   }
   const line = `${shape.name.padEnd(48)} ${(raw.length / 1024).toFixed(0).padStart(5)} KiB  ${answer.padEnd(9)}${answer === shape.expect ? "" : ` (expected ${shape.expect})`}  JSON.parse alone ${median(parse).toFixed(2).padStart(7)} ms, scan ${median(scan).toFixed(2).padStart(5)} ms;  gateway median ${median(total).toFixed(2).padStart(7)} ms, worst ${Math.max(...total).toFixed(2).padStart(7)} ms`;

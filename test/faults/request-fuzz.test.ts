@@ -18,7 +18,6 @@ import { wireGenerators } from "./support/fuzz-wire-cases.ts";
 // documented envelope with a catalog code whose HTTP status it carries, and only Node's own
 // 400/417/431 come without one; nothing is charged or created for a refusal. Prints the longest
 // event-loop block seen during the fuzz (issue 10 §1: hostile body shapes cost milliseconds).
-
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const COUNT = Number(process.env.FUZZ_COUNT ?? 10_500);
 const CONCURRENCY = 16;

@@ -1,7 +1,7 @@
 import { MAX_BODY_DEPTH, MAX_BODY_ITEMS, jsonShapeProblem, startsAsObject } from "../src/http/json-shape.ts";
-import { prng } from "../../../test/faults/support/fuzz-cases.ts";
+import { prng } from "../../../test/support/prng.ts";
 
-const scan = (text: string) => jsonShapeProblem(Buffer.from(text));
+const scan = (text: string) => jsonShapeProblem(text);
 
 /** The reference: depth and item count of the parsed value (the top-level value is not an item). */
 function measure(value: unknown, level = 1): { depth: number; items: number } {
@@ -83,5 +83,5 @@ describe("startsAsObject", () => {
     ["[{", false],
     ["", false],
     ["\ufeff{", false],
-  ] as const)("%j", (text, expected) => expect(startsAsObject(Buffer.from(text))).toBe(expected));
+  ] as const)("%j", (text, expected) => expect(startsAsObject(text)).toBe(expected));
 });

@@ -2,7 +2,7 @@ import { ApiError } from "@gen/errors";
 import { createCatalog, loadCatalog, type Catalog, type Endpoint } from "@gen/catalog";
 import { createAjv } from "../src/create-ajv.ts";
 import { validationError } from "../src/validation-error.ts";
-import { prng } from "../../../test/faults/support/fuzz-cases.ts";
+import { prng } from "../../../test/support/prng.ts";
 import { entry } from "./temp-catalog.ts";
 
 // Issue 10 §1: bodies whose shape used to make validation cost about a second (ajv collected every

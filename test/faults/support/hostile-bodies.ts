@@ -40,6 +40,8 @@ const SHAPES: Omit<HostileBody, "path">[] = [
   { name: "moderation input: array of empty arrays", endpoint: "moderations", body: fill(`${MODERATION},"input":[`, () => "[]", ",", "]}"), expect: "400/20003" },
   { name: "moderation input: array of short strings", endpoint: "moderations", body: fill(`${MODERATION},"input":[`, () => '"a"', ",", "]}"), expect: "400/20003" },
   { name: "moderation input: 32 strings of 32 KiB", endpoint: "moderations", body: `${MODERATION},"input":[${Array.from({ length: 32 }, () => `"${"a".repeat(32_000)}"`).join(",")}]}`, expect: "400/20007" },
+  { name: "moderation input: 32 strings of 5,000 lone surrogates", endpoint: "moderations", body: `${MODERATION},"input":[${Array.from({ length: 32 }, () => `"${"\\ud800".repeat(5000)}"`).join(",")}]}`, expect: "400/20003" },
+  { name: "moderation input: 32 strings of 9,000 escaped characters", endpoint: "moderations", body: `${MODERATION},"input":[${Array.from({ length: 32 }, () => `"${"a\\u0301".repeat(4500)}"`).join(",")}]}`, expect: "202" },
   { name: "moderation input: array of NUL strings", endpoint: "moderations", body: fill(`${MODERATION},"input":[`, () => '"\\u0000"', ",", "]}"), expect: "400/20003" },
   { name: "images: many unknown keys", endpoint: "images", body: fill(`${IMAGE},`, (i) => `"k${i}":1`, ",", "}"), expect: "400/20003" },
   // Over MAX_BODY_ITEMS: refused before parsing, so before the missing model is noticed.

@@ -33,9 +33,7 @@ const NOT_SPACE = /[^ \t\n\r]/g;
  * tokens (whitespace between them included) and skips strings with a native search: about a
  * millisecond per MiB.
  */
-export function jsonShapeProblem(bytes: Buffer): ShapeProblem | null {
-  // `"` and `\` never occur inside a multi-byte UTF-8 sequence: one char per byte is enough.
-  const text = bytes.toString("latin1");
+export function jsonShapeProblem(text: string): ShapeProblem | null {
   let depth = 0;
   let items = 0;
   // Tokens that each belong to an item already counted (or to the top-level value).
@@ -83,9 +81,9 @@ export function jsonShapeProblem(bytes: Buffer): ShapeProblem | null {
 }
 
 /** Whether the first token of the JSON text opens an object. */
-export function startsAsObject(bytes: Buffer): boolean {
+export function startsAsObject(text: string): boolean {
   NOT_SPACE.lastIndex = 0;
-  const first = NOT_SPACE.exec(bytes.toString("latin1"));
+  const first = NOT_SPACE.exec(text);
   return first !== null && first[0].charCodeAt(0) === OPEN_OBJECT;
 }
 

@@ -24,16 +24,16 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     if (!JSON_TYPE.test(req.headers["content-type"] ?? "")) {
       return next(new ApiError(20001, "Body is not a JSON object: Content-Type must be application/json"));
     }
-    const bytes: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const problem = jsonShapeProblem(bytes);
+    const text = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
+    const problem = jsonShapeProblem(text);
     if (problem !== null) {
       // Whatever else is wrong with it, a body that does not start as an object is not one.
-      if (!startsAsObject(bytes)) return next(new ApiError(20001));
+      if (!startsAsObject(text)) return next(new ApiError(20001));
       return next(new ApiError(20003, problem === "depth" ? TOO_DEEP : TOO_MANY));
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(bytes.toString("utf8"));
+      parsed = JSON.parse(text);
     } catch {
       return next(new ApiError(20001, "Body is not a JSON object: malformed JSON"));
     }
