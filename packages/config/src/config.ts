@@ -11,8 +11,15 @@ export interface Config {
   webhookFinalAttemptMs: number;
   webhookAllowedCidrs: string[];
   allowedOrigins: string[];
+  /**
+   * Express's `trust proxy`, in a safe subset: false (X-Forwarded-For ignored), a hop count, or
+   * the proxies' addresses (IPs, CIDRs, `loopback`, `linklocal`, `uniquelocal`). Never "all".
+   */
+  trustProxy: false | number | string[];
   pollRate: RateConfig;
   submitRate: RateConfig;
+  /** API requests whose key is not found, per client address (a bogus-key flood is refused before PostgreSQL). */
+  badKeyRate: RateConfig;
   modelCatalogPath: string | undefined;
   storage: StorageConfig;
   upstreamUrl: string;

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import path from "node:path";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config-error.ts";
@@ -22,8 +23,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookFinalAttemptMs: int(env, "WEBHOOK_FINAL_ATTEMPT_MS", 300_000, 0),
     webhookAllowedCidrs: list(env, "WEBHOOK_ALLOWED_CIDRS"),
     allowedOrigins: list(env, "ALLOWED_ORIGINS"),
+    trustProxy: trustProxy(env),
     pollRate: { perSec: num(env, "POLL_RATE_PER_SEC", 20), burst: int(env, "POLL_RATE_BURST", 40, 1) },
     submitRate: { perSec: num(env, "SUBMIT_RATE_PER_SEC", 10), burst: int(env, "SUBMIT_RATE_BURST", 20, 1) },
+    badKeyRate: { perSec: num(env, "BAD_KEY_RATE_PER_MIN", 30) / 60, burst: int(env, "BAD_KEY_BURST", 30, 1) },
     modelCatalogPath: env.MODEL_CATALOG || undefined,
     storage: {
       backend: oneOf(env, "STORAGE_BACKEND", ["local", "s3"] as const, "local"),
@@ -99,4 +102,28 @@ function list(env: Env, name: string): string[] {
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item.length > 0);
+}
+
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** TRUST_PROXY: off, a hop count, or proxy addresses; "true"/"all" (anyone may claim any address) is refused. */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = (env.TRUST_PROXY ?? "").trim();
+  if (raw === "" || raw === "false") return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = int(env, "TRUST_PROXY", 0, 0, 32);
+    return hops === 0 ? false : hops;
+  }
+  const entries = list(env, "TRUST_PROXY");
+  for (const entry of entries) {
+    if (PROXY_NAMES.has(entry)) continue;
+    const [address, prefix, ...extra] = entry.split("/");
+    const family = isIP(address ?? "");
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra.length > 0) {
+      throw new ConfigError(`TRUST_PROXY must be a hop count or comma-separated IPs/CIDRs/loopback/linklocal/uniquelocal, got "${entry}"`);
+    }
+  }
+  return entries;
 }

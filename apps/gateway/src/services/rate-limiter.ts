@@ -50,7 +50,7 @@ export class RateLimiter {
   }
 
   /** Throws RedisUnavailable (at once while Redis is known to be away). */
-  async take(kind: "poll" | "submit" | "sign-in", subject: string, rate: RateConfig): Promise<RateDecision> {
+  async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision> {
     if (this.redis.status !== "ready" || Date.now() < this.skipRedisUntil) throw new RedisUnavailable();
     try {
       return await withDeadline(this.takeShared(kind, subject, rate), DECISION_TIMEOUT_MS);
@@ -61,7 +61,7 @@ export class RateLimiter {
   }
 
   /** Like take, but bounded by this process's own counters while Redis is away. */
-  async takeOrLocal(kind: "poll", subject: string, rate: RateConfig): Promise<RateDecision & { local: boolean }> {
+  async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision & { local: boolean }> {
     try {
       return { ...(await this.take(kind, subject, rate)), local: false };
     } catch (error) {
