@@ -52,4 +52,24 @@ describe("Redis stopped while clients poll", () => {
     expect((await stack!.call(auth, "GET", `/api/v1/tasks/${after.body.id as string}`)).status).toBe(200);
     process.stdout.write(`Redis down: ${BURST} polls served (200), then 429/50001; submissions 503/70001; slowest answer ${slowest} ms\n`);
   }, 90_000);
+
+  test("a hung Redis (SIGSTOP) does not hang polls: answered from PostgreSQL after the limiter's 500 ms bound at most", async () => {
+    const { auth } = await stack!.user();
+    const submitted = await stack!.call(auth, "POST", "/api/v1/detect", { model: "sim-detect-1", text: "before the hang" });
+    expect(submitted.status).toBe(202);
+    redis!.pause();
+    try {
+      const polls = [];
+      for (let i = 0; i < 3; i++) polls.push(await stack!.call(auth, "GET", `/api/v1/tasks/${submitted.body.id as string}`));
+      expect(polls.map((p) => p.status)).toEqual([200, 200, 200]);
+      const submitHung = await stack!.call(auth, "POST", "/api/v1/detect", { model: "sim-detect-1", text: "during the hang" });
+      expect({ status: submitHung.status, code: submitHung.body.error?.code }).toEqual({ status: 503, code: 70001 });
+      const times = polls.map((p) => p.ms);
+      // Generous: the bound is 500 ms for the first request, none for the next ones (breaker open).
+      expect(Math.max(...times)).toBeLessThan(1900);
+      process.stdout.write(`Redis hung: polls answered in ${times.join(", ")} ms; submission 503/70001 in ${submitHung.ms} ms\n`);
+    } finally {
+      redis!.resume();
+    }
+  }, 60_000);
 });
