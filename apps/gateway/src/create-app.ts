@@ -22,7 +22,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.set("etag", false);
   // Plain key=value parsing: `include=a&include=b` becomes an array, and nothing builds objects.
   app.set("query parser", "simple");
-  // req.ip is what rate limits and sign-in limits key on: behind a proxy it must be the client's.
+  // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
   app.use(requestId, requestLog(deps.logger), httpMetrics(deps.metrics));
   app.use(healthRoutes(deps));

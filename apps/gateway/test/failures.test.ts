@@ -2,6 +2,7 @@ import net from "node:net";
 import request from "supertest";
 import { createDatabase } from "@gen/db";
 import { ApiError } from "@gen/errors";
+import { newTaskId } from "@gen/ids";
 import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
 import { RateLimiter } from "../src/services/rate-limiter.ts";
 import { expectError } from "./support/envelope.ts";
@@ -31,14 +32,24 @@ async function silentServer(): Promise<{ port: number; close(): void }> {
   };
 }
 
-test("70001 when Redis is down, before anything is reserved", async () => {
-  const gw = await createTestGateway({}, (deps) => {
+test("70001 for submissions when Redis is down, before anything is reserved; polls served within a per-process limit", async () => {
+  const gw = await createTestGateway({ POLL_RATE_PER_SEC: "1", POLL_RATE_BURST: "3" }, (deps) => {
     const redis = createRedis("redis://127.0.0.1:1", "request");
     return { redis, rateLimiter: new RateLimiter(redis, deps.config.queuePrefix) };
   });
   const before = await snapshot(db, user.userId);
   expectError(await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body), 503, 70001);
-  expectError(await request(gw.app).get("/api/v1/account").set("Authorization", user.auth), 503, 70001);
+  const task = await db.task.create({ data: { id: newTaskId(), userId: user.userId, endpoint: "images", model: "sim-image-1", status: "queued", input: {}, requestId: "req_test", reservedCredits: 0, billingMethod: "fixed" } });
+  const polls = [];
+  for (let i = 0; i < 4; i++) polls.push(await request(gw.app).get(i % 2 ? "/api/v1/account" : `/api/v1/tasks/${task.id}`).set("Authorization", user.auth));
+  expect(polls.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+  expect(polls[0]!.body.id).toBe(task.id);
+  expect(polls[1]!.body.credits).toBe(before.credits);
+  expect(polls[0]!.headers["ratelimit-limit"]).toBe("3");
+  expect(polls[0]!.headers["ratelimit-remaining"]).toBe("2");
+  expectError(polls[3]!, 429, 50001);
+  expect(Number(polls[3]!.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+  await db.task.delete({ where: { id: task.id } });
   expect(await snapshot(db, user.userId)).toEqual(before);
   expect((await request(gw.app).get("/readyz")).body.redis).toBe("unavailable");
   await gw.close();

@@ -12,13 +12,14 @@ export interface Config {
   webhookAllowedCidrs: string[];
   allowedOrigins: string[];
   /**
-   * Express's `trust proxy`: false (the socket's address is the client), a hop count, or the
-   * proxies' addresses/ranges (`loopback`, `uniquelocal`, CIDRs). Never `true`, which believes any
-   * X-Forwarded-For a client writes.
+   * Express's `trust proxy`, in a safe subset: false (X-Forwarded-For ignored), a hop count, or
+   * the proxies' addresses (IPs, CIDRs, `loopback`, `linklocal`, `uniquelocal`). Never "all".
    */
   trustProxy: false | number | string[];
   pollRate: RateConfig;
   submitRate: RateConfig;
+  /** API requests whose key is not found, per client address (a bogus-key flood is refused before PostgreSQL). */
+  badKeyRate: RateConfig;
   modelCatalogPath: string | undefined;
   storage: StorageConfig;
   upstreamUrl: string;

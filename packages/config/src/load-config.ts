@@ -26,6 +26,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     pollRate: { perSec: num(env, "POLL_RATE_PER_SEC", 20), burst: int(env, "POLL_RATE_BURST", 40, 1) },
     submitRate: { perSec: num(env, "SUBMIT_RATE_PER_SEC", 10), burst: int(env, "SUBMIT_RATE_BURST", 20, 1) },
+    badKeyRate: { perSec: num(env, "BAD_KEY_RATE_PER_MIN", 30) / 60, burst: int(env, "BAD_KEY_BURST", 30, 1) },
     modelCatalogPath: env.MODEL_CATALOG || undefined,
     storage: {
       backend: oneOf(env, "STORAGE_BACKEND", ["local", "s3"] as const, "local"),
@@ -63,22 +64,6 @@ export function loadConfig(env: Env = process.env): Config {
   config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
   return config;
-}
-
-const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
-const PROXY_ADDRESS = /^[0-9a-fA-F:.]+(\/\d{1,3})?$/;
-
-/** TRUST_PROXY: empty (off), a hop count, or proxies as names and addresses/CIDRs. */
-function trustProxy(env: Env): false | number | string[] {
-  const raw = (env.TRUST_PROXY ?? "").trim();
-  if (raw === "" || raw === "false" || raw === "0") return false;
-  if (/^\d+$/.test(raw)) return int(env, "TRUST_PROXY", 0, 1, 10);
-  const entries = list(env, "TRUST_PROXY");
-  const bad = entries.find((entry) => !PROXY_NAMES.has(entry) && !PROXY_ADDRESS.test(entry));
-  if (bad !== undefined) {
-    throw new ConfigError(`TRUST_PROXY must be a hop count (1-10) or comma-separated proxy addresses/CIDRs or loopback, linklocal, uniquelocal; got "${bad}" (true is refused: it would believe any client's X-Forwarded-For)`);
-  }
-  return entries;
 }
 
 /**
@@ -141,4 +126,28 @@ function list(env: Env, name: string): string[] {
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item.length > 0);
+}
+
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** TRUST_PROXY: off, a hop count, or proxy addresses; "true"/"all" (anyone may claim any address) is refused. */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = (env.TRUST_PROXY ?? "").trim();
+  if (raw === "" || raw === "false") return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = int(env, "TRUST_PROXY", 0, 0, 32);
+    return hops === 0 ? false : hops;
+  }
+  const entries = list(env, "TRUST_PROXY");
+  for (const entry of entries) {
+    if (PROXY_NAMES.has(entry)) continue;
+    const [address, prefix, ...extra] = entry.split("/");
+    const family = isIP(address ?? "");
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra.length > 0) {
+      throw new ConfigError(`TRUST_PROXY must be a hop count or comma-separated IPs/CIDRs/loopback/linklocal/uniquelocal, got "${entry}"`);
+    }
+  }
+  return entries;
 }

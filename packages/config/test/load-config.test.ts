@@ -48,12 +48,4 @@ describe("loadConfig", () => {
     expect(loadConfig({ STORAGE_BACKEND: "s3", S3_BUCKET: "media" }).storage.s3Bucket).toBe("media");
   });
 
-  it("TRUST_PROXY: off by default, a hop count, or proxies; never true", () => {
-    expect(loadConfig({}).trustProxy).toBe(false);
-    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: "loopback, 10.0.0.0/8,fd00::1" }).trustProxy).toEqual(["loopback", "10.0.0.0/8", "fd00::1"]);
-    expect(() => loadConfig({ TRUST_PROXY: "true" })).toThrow(/TRUST_PROXY must be/);
-    expect(() => loadConfig({ TRUST_PROXY: "11" })).toThrow(/TRUST_PROXY/);
-    expect(() => loadConfig({ TRUST_PROXY: "proxy.internal" })).toThrow(/TRUST_PROXY must be/);
-  });
 });

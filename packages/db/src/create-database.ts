@@ -22,16 +22,29 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** Upper bound for one query, so a stalled server cannot hang a request or a job. */
   queryTimeoutMs?: number;
+  /**
+   * Server-side bound for one statement (PostgreSQL `statement_timeout`). The client's
+   * query_timeout only stops waiting: the statement would still run and could commit after the
+   * client was told 70002. Below queryTimeoutMs, the server gives up first, so a time-out answered
+   * to a client is true. Default: queryTimeoutMs minus 1 s (at least half of it).
+   */
+  statementTimeoutMs?: number;
   /** Called with every SQL statement sent (tests use it to count round trips). */
   onQuery?: (sql: string) => void;
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
+  const statementTimeoutMs = options.statementTimeoutMs ?? Math.max(queryTimeoutMs - 1000, Math.ceil(queryTimeoutMs / 2));
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 1000,
-    query_timeout: options.queryTimeoutMs ?? 5000,
+    query_timeout: queryTimeoutMs,
+    // Sent in the start-up packet, so they cost no round trip. A transaction left open by a
+    // client that gave up (its locks and reserved credits with it) is ended by the server too.
+    statement_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: queryTimeoutMs * 2,
     idleTimeoutMillis: 30_000,
   });
   // An idle connection dropped by the server (restart, outage) must not crash the process; the

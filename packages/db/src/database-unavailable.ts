@@ -3,8 +3,10 @@
 // its own codes (P1001 can't reach, P1017 closed, P2024 pool time-out) or as a driver adapter error.
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"]);
 const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
-// PostgreSQL SQLSTATEs for a server that is shutting down or refusing connections.
-const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "08000", "08001", "08003", "08004", "08006"]);
+// PostgreSQL SQLSTATEs for a server that is shutting down or refusing connections, or that gave up
+// on a statement (57014: statement_timeout, 25P03: idle_in_transaction_session_timeout), which
+// rolled it back: "not done, retry" is exactly 70002.
+const SQLSTATES = new Set(["57014", "25P03", "57P01", "57P02", "57P03", "53300", "08000", "08001", "08003", "08004", "08006"]);
 const MESSAGES = [
   /timeout exceeded when trying to connect/i,
   /connection terminated/i,

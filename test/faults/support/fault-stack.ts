@@ -67,6 +67,8 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     POLL_RATE_BURST: "100000",
     SUBMIT_RATE_PER_SEC: "100000",
     SUBMIT_RATE_BURST: "100000",
+    BAD_KEY_RATE_PER_MIN: "6000000",
+    BAD_KEY_BURST: "100000",
     LOG_LEVEL: "warn",
     ...FAULT_TIMINGS,
     ...options.env,

@@ -10,6 +10,9 @@ export interface PrivateRedis {
   /** SIGKILL, then start again on the same port: every key is gone, as after a real crash without persistence. */
   restart(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP / SIGCONT: connections stay open and nothing answers (a hung server). */
+  pause(): void;
+  resume(): void;
 }
 
 /**
@@ -41,6 +44,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       await start();
     },
     stop: kill,
+    pause: () => child?.kill("SIGSTOP"),
+    resume: () => child?.kill("SIGCONT"),
   };
 }
 

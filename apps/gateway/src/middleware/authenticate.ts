@@ -1,10 +1,11 @@
 import type { RequestHandler } from "express";
-import type { Database } from "@gen/db";
 import { authenticateKey } from "../services/authenticate-key.ts";
+import type { GatewayDeps } from "../services/gateway-deps.ts";
 
-export function authenticate(db: Database): RequestHandler {
+export function authenticate(deps: Pick<GatewayDeps, "db" | "badKeyThrottle">): RequestHandler {
   return async (req, res, next) => {
-    const { userId } = await authenticateKey(db, req.headers.authorization);
+    // req.ip honours TRUST_PROXY (create-app.ts).
+    const { userId } = await authenticateKey(deps.db, req.headers.authorization, { address: req.ip ?? "unknown", by: deps.badKeyThrottle });
     res.locals.userId = userId;
     next();
   };

@@ -4,12 +4,16 @@ import { ApiError } from "@gen/errors";
 import { context } from "../http/request-context.ts";
 import type { RateLimiter } from "../services/rate-limiter.ts";
 
-/** Per-user limits shared by every gateway through Redis. Redis away means 70001, before any work. */
+/**
+ * Per-user limits shared by every gateway through Redis. Redis away means 70001 before any work,
+ * except for reads served from PostgreSQL (polls, the account): those fall back to this
+ * process's own counters, so polling, the documented fallback of webhooks, outlives a Redis outage.
+ */
 export function rateLimit(limiter: RateLimiter, kind: "poll" | "submit", rate: RateConfig): RequestHandler {
   return async (_req, res, next) => {
     let decision;
     try {
-      decision = await limiter.take(kind, context(res).userId!, rate);
+      decision = kind === "poll" ? await limiter.takeOrLocal(kind, context(res).userId!, rate) : await limiter.take(kind, context(res).userId!, rate);
     } catch {
       throw new ApiError(70001);
     }

@@ -7,7 +7,7 @@ import type { GatewayDeps } from "../services/gateway-deps.ts";
 
 export function accountRoutes(deps: GatewayDeps): Router {
   const router = Router();
-  router.get("/api/v1/account", authenticate(deps.db), rateLimit(deps.rateLimiter, "poll", deps.config.pollRate), async (_req, res) => {
+  router.get("/api/v1/account", authenticate(deps), rateLimit(deps.rateLimiter, "poll", deps.config.pollRate), async (_req, res) => {
     const user = await deps.db.user.findUnique({ where: { id: context(res).userId! }, select: { credits: true } });
     if (!user) throw new ApiError(10003);
     res.json({ credits: user.credits });

@@ -14,7 +14,7 @@ const MAX_IDEMPOTENCY_KEY = 255;
 /** The seven POST endpoints: 202 with the task as GET would show it, and Location. */
 export function submissionRoutes(deps: GatewayDeps): Router {
   const router = Router();
-  const auth = authenticate(deps.db);
+  const auth = authenticate(deps);
   const limit = rateLimit(deps.rateLimiter, "submit", deps.config.submitRate);
   for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [Endpoint, string][]) {
     router.post(path, auth, limit, jsonBody, async (req, res) => {

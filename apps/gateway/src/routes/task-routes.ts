@@ -17,7 +17,7 @@ export function taskRoutes(deps: GatewayDeps): Router {
   const router = Router();
   router.get(
     "/api/v1/tasks/:id",
-    authenticate(deps.db),
+    authenticate(deps),
     rateLimit(deps.rateLimiter, "poll", deps.config.pollRate),
     async (req, res) => {
       const include = parseInclude(req);
@@ -32,7 +32,7 @@ export function taskRoutes(deps: GatewayDeps): Router {
   );
   router.post(
     "/api/v1/tasks/:id/cancel",
-    authenticate(deps.db),
+    authenticate(deps),
     rateLimit(deps.rateLimiter, "submit", deps.config.submitRate),
     async (req, res) => {
       const id = req.params.id as string;

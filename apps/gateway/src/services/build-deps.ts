@@ -5,12 +5,14 @@ import type { Logger } from "@gen/logger";
 import { createMetrics } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
+import { BadKeyThrottle } from "./bad-key-throttle.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const redis = createRedis(config.redisUrl, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
+  const rateLimiter = new RateLimiter(redis, config.queuePrefix);
   return {
     config,
     logger,
@@ -19,7 +21,8 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     generationQueue,
     webhookQueue,
     catalog: loadCatalog(config.modelCatalogPath),
-    rateLimiter: new RateLimiter(redis, config.queuePrefix),
+    rateLimiter,
+    badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
     metrics: createMetrics({ queues: [generationQueue, webhookQueue] }),
   };
 }

@@ -6,6 +6,7 @@ import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { GenerationJobData, WebhookJobData } from "@gen/queues";
+import type { BadKeyThrottle } from "./bad-key-throttle.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 
 /** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
@@ -18,5 +19,6 @@ export interface GatewayDeps {
   catalog: Catalog;
   logger: Logger;
   rateLimiter: RateLimiter;
+  badKeyThrottle: BadKeyThrottle;
   metrics: Metrics;
 }

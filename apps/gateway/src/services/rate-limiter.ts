@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { RateConfig } from "@gen/config";
+import { LocalRateLimiter } from "./local-rate-limiter.ts";
 
 export interface RateDecision {
   allowed: boolean;
@@ -31,15 +32,45 @@ return {1, math.floor((now - allow_at) / interval), 0, math.ceil(next_tat - now)
 
 type GcraRedis = Redis & { gcra(key: string, intervalMs: number, burst: number): Promise<[number, number, number, number]> };
 
+// A limiter answer is one in-memory script: far below this unless Redis is hung (stopped, paused),
+// and then a poll must not wait for the connection's 2 s command time-out.
+const DECISION_TIMEOUT_MS = 500;
+// After a failed call Redis is not asked again for this long, so a hung Redis delays one request
+// per interval by DECISION_TIMEOUT_MS rather than every request.
+const BREAKER_OPEN_MS = 2000;
+
 export class RateLimiter {
   private readonly redis: GcraRedis;
+  private readonly local = new LocalRateLimiter();
+  private skipRedisUntil = 0;
 
   constructor(redis: Redis, private readonly prefix: string) {
     if (!("gcra" in redis)) redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
     this.redis = redis as GcraRedis;
   }
 
-  async take(kind: "poll" | "submit" | "sign-in", subject: string, rate: RateConfig): Promise<RateDecision> {
+  /** Throws RedisUnavailable (at once while Redis is known to be away). */
+  async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision> {
+    if (this.redis.status !== "ready" || Date.now() < this.skipRedisUntil) throw new RedisUnavailable();
+    try {
+      return await withDeadline(this.takeShared(kind, subject, rate), DECISION_TIMEOUT_MS);
+    } catch (error) {
+      this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
+      throw new RedisUnavailable({ cause: error });
+    }
+  }
+
+  /** Like take, but bounded by this process's own counters while Redis is away. */
+  async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision & { local: boolean }> {
+    try {
+      return { ...(await this.take(kind, subject, rate)), local: false };
+    } catch (error) {
+      if (!(error instanceof RedisUnavailable)) throw error;
+      return { ...this.local.take(`${kind}:${subject}`, rate), local: true };
+    }
+  }
+
+  private async takeShared(kind: string, subject: string, rate: RateConfig): Promise<RateDecision> {
     const intervalMs = 1000 / rate.perSec;
     const [allowed, remaining, retryMs, resetMs] = await this.redis.gcra(`${this.prefix}:rl:${kind}:${subject}`, intervalMs, rate.burst);
     return {
@@ -49,5 +80,24 @@ export class RateLimiter {
       resetSeconds: Math.ceil(resetMs / 1000),
       retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
     };
+  }
+}
+
+export class RedisUnavailable extends Error {
+  constructor(options?: { cause: unknown }) {
+    super("rate limiter: Redis unavailable", options);
+    this.name = "RedisUnavailable";
+  }
+}
+
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -22,7 +22,8 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 /**
  * Validates, prices, then in ONE transaction reserves credits, inserts the task, its ledger row,
  * its webhook state and its idempotency key; then ONE Redis call enqueues the job (id = task id).
- * If that enqueue fails, the reservation is refunded and the task hidden (60002); a gateway that
+ * If that enqueue fails while the task is still queued, the reservation is refunded and the task
+ * hidden (60002); if a worker took it meanwhile (the job landed late), the task is the answer. A gateway that
  * dies in between leaves a committed task that the worker's reconciler enqueues later.
  */
 export async function submitTask(deps: GatewayDeps, input: SubmitInput): Promise<{ task: Task; replayed: boolean }> {
@@ -33,12 +34,14 @@ export async function submitTask(deps: GatewayDeps, input: SubmitInput): Promise
   try {
     result = await persist(deps.db, input, submission, requestHash);
   } catch (error) {
-    if (error instanceof ApiError) throw error;
-    // Two requests racing on one Idempotency-Key: the loser reads the winner's task.
-    if (input.idempotencyKey && isUniqueViolation(error)) {
+    // Two requests racing on one Idempotency-Key: the loser reads the winner's task. It loses on
+    // the key's unique index, or earlier on the balance when it covers one task only (the loser's
+    // debit waited for the winner's commit, so the winner's key is visible by now).
+    if (input.idempotencyKey && (isUniqueViolation(error) || (error instanceof ApiError && error.code === 30001))) {
       const replay = await findReplay(deps.db, input.userId, input.idempotencyKey, requestHash);
       if (replay) return { task: replay, replayed: true };
     }
+    if (error instanceof ApiError) throw error;
     if (isDatabaseUnavailable(error)) throw new ApiError(70002);
     deps.logger.error("task insert failed", { request_id: input.requestId, err: error });
     throw new ApiError(60001);
@@ -52,7 +55,10 @@ export async function submitTask(deps: GatewayDeps, input: SubmitInput): Promise
     );
   } catch (error) {
     deps.logger.error("enqueue failed; compensating", { request_id: input.requestId, task_id: result.task.id, err: error });
-    await compensate(deps, result.task, input.requestId);
+    const current = await compensate(deps, result.task, input.requestId);
+    // The job landed after all (a slow Redis) and a worker already took the task: it runs and is
+    // charged, so the client is told about the task, never "refunded".
+    if (current) return { task: current, replayed: false };
     throw new ApiError(60002);
   }
   return result;
@@ -72,7 +78,9 @@ async function persist(db: Database, input: SubmitInput, submission: Submission,
         const task = await tx.task.findUnique({ where: { id: existing.taskId } });
         if (task && !task.discardedAt) return { task, replayed: true };
       }
-      if (existing) await tx.idempotencyKey.delete({ where: { userId_key: { userId: input.userId, key: input.idempotencyKey } } });
+      // Only the row read above: a concurrent request may have replaced it with a fresh key since,
+      // which this one must then lose to on the unique index (and replay).
+      if (existing) await tx.idempotencyKey.deleteMany({ where: { userId: input.userId, key: input.idempotencyKey, taskId: existing.taskId } });
     }
 
     const price = submission.price.reserve;
@@ -142,19 +150,25 @@ async function findReplay(db: Database, userId: string, key: string, requestHash
   return db.task.findFirst({ where: { id: existing.taskId, discardedAt: null } });
 }
 
-/** Undo a committed submission whose job could not be enqueued: full refund, task hidden, key freed. */
-async function compensate(deps: GatewayDeps, task: Task, requestId: string): Promise<void> {
+/**
+ * Undo a committed submission whose job could not be enqueued: full refund, task hidden, key freed.
+ * Only while the task is still queued, atomically against the worker's claim: a job that lands
+ * later finds the task discarded and ends without running. Returns the task when a worker had
+ * already taken it (it runs and settles normally), null when compensated.
+ */
+async function compensate(deps: GatewayDeps, task: Task, requestId: string): Promise<Task | null> {
   try {
-    await deps.db.$transaction(async (tx) => {
+    return await deps.db.$transaction(async (tx) => {
       const hidden = await tx.task.updateMany({
         where: { id: task.id, status: "queued", discardedAt: null },
         data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: task.reservedCredits },
       });
-      if (hidden.count === 0) return; // already picked up: it runs and settles normally
+      if (hidden.count === 0) return tx.task.findUniqueOrThrow({ where: { id: task.id } });
       await tx.user.update({ where: { id: task.userId }, data: { credits: { increment: task.reservedCredits } } });
       await tx.ledgerEntry.create({ data: { userId: task.userId, taskId: task.id, kind: "refund", amount: task.reservedCredits, delta: task.reservedCredits } });
       await tx.ledgerEntry.create({ data: { userId: task.userId, taskId: task.id, kind: "charge", amount: 0, delta: 0 } });
       await tx.idempotencyKey.deleteMany({ where: { userId: task.userId, taskId: task.id } });
+      return null;
     });
   } catch (error) {
     // Both stores failing at once: the task stays committed and the reconciler will run it.

@@ -26,6 +26,8 @@ export async function createTestGateway(env: Record<string, string> = {}, patch:
     POLL_RATE_BURST: "10000",
     SUBMIT_RATE_PER_SEC: "10000",
     SUBMIT_RATE_BURST: "10000",
+    BAD_KEY_RATE_PER_MIN: "600000",
+    BAD_KEY_BURST: "10000",
     STORAGE_DIR: "var/test-storage",
     ...env,
   });
