@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const storage = createStorage(config);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
-  const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
   const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, webhookQueue, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger);
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     try {
       const count = await reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2);
       if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
-      await reconcileDeliveries({ config, db, webhookQueue, logger, metrics });
+      await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
     } catch (error) {
       logger.error("reconcile failed", { err: error });
     }
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
     await Promise.all([generation.close(), delivery.close()]).catch(() => {});
-    await Promise.all([generationQueue.close(), webhookQueue.close()]).catch(() => {});
+    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
     clearTimeout(force);
