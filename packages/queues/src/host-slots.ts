@@ -11,13 +11,25 @@ export const SLOW_HOST_TIMEOUTS = 3;
 
 export type HostSlot = "granted" | "full" | "slow";
 
-// KEYS: leases zset, timeout counter. ARGV: now ms, lease ms, cap, member, lane ("main"|"slow"), slow threshold.
+// KEYS: leases zset, timeout counter. ARGV: now ms, lease ms, cap, member, lane ("main"|"slow"),
+// slow threshold. From the main lane, a host is "slow" after that many timeouts in a row, or when it
+// is at its cap with a timeout behind it: its waiting attempts then leave the main queue instead of
+// cycling through it. (Not "an attempt running for a while": under CPU load a healthy host's POST
+// can take a second, and it must not be sent to the slow lane for that.)
 const ACQUIRE = `
 local now = tonumber(ARGV[1])
+local lease = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if ARGV[5] == 'main' and tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[6]) then return 2 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[4])
+local main = ARGV[5] == 'main'
+local timeouts = tonumber(redis.call('GET', KEYS[2]) or '0')
+if main and timeouts >= tonumber(ARGV[6]) then return 2 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  if main then
+    if timeouts > 0 then return 2 end
+  end
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + lease, ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
