@@ -11,7 +11,7 @@ export interface HeldSlot {
 
 const NO_SLOT: HeldSlot = { release: () => undefined };
 // A denied attempt asks again after a wait that doubles with each denial (jittered), up to a
-// timeout in the main lane and two in the slow lane: a fast receiver at its cap frees slots within
+// timeout in the main lane, and after half to one timeout in the slow lane: a fast receiver at its cap frees slots within
 // milliseconds, a hanging one only when an attempt times out, and its waiting jobs must not keep
 // the workers busy asking. The window bounds every wait.
 const FIRST_RETRY_MS = 250;
@@ -60,7 +60,8 @@ export async function enterHostGate(deps: DeliveryDeps, job: Job<WebhookJobData>
   }
   const now = deps.now().getTime();
   const denials = Math.max(0, (job.attemptsStarted ?? 1) - 1);
-  const ceiling = Math.min(FIRST_RETRY_MS * 2 ** Math.min(denials, 20), deps.config.webhookTimeoutMs * (deps.lane === "slow" ? 2 : 1));
+  // In the slow lane a slot frees about once per timeout / cap: asking sooner only burns queue turns.
+  const ceiling = deps.lane === "slow" ? deps.config.webhookTimeoutMs : Math.min(FIRST_RETRY_MS * 2 ** Math.min(denials, 20), deps.config.webhookTimeoutMs);
   const wait = ceiling * (0.5 + Math.random() / 2);
   const retryAt = Math.max(now + MIN_RETRY_MS, Math.min(now + wait, latestStart.getTime()));
   await job.moveToDelayed(retryAt, token);
