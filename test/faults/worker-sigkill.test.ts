@@ -24,7 +24,7 @@ describeWithReceiver("worker SIGKILL with 100 tasks and 100 deliveries in flight
     stack = await startFaultStack({
       databaseUrl: database.url,
       redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-      env: { ...receiver.childEnv, WORKER_CONCURRENCY: "150", DELIVERY_CONCURRENCY: "150", WEBHOOK_TIMEOUT_MS: "20000", WEBHOOK_FINAL_ATTEMPT_MS: "45000" },
+      env: { ...receiver.childEnv, WORKER_CONCURRENCY: "150", DELIVERY_CONCURRENCY: "150", WEBHOOK_HOST_CONCURRENCY: "150", WEBHOOK_TIMEOUT_MS: "20000", WEBHOOK_FINAL_ATTEMPT_MS: "45000" },
     });
   });
   afterAll(async () => {

@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const storage = createStorage(config);
   const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
-  const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
   const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     try {
       const count = await reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2);
       if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
-      await reconcileDeliveries({ config, db, webhookQueue, logger, metrics });
+      await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
       const purged = await purgeExpiredIdempotencyKeys(db);
       if (purged > 0) logger.info("purged expired idempotency keys", { count: purged });
     } catch (error) {
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
     await Promise.all([generation.close(), delivery.close()]).catch(() => {});
     downloadGuard.close();
-    await Promise.all([generationQueue.close(), webhookQueue.close()]).catch(() => {});
+    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
     clearTimeout(force);

@@ -31,6 +31,8 @@ export interface Config {
   workerConcurrency: number;
   /** Webhook delivery jobs one worker process runs at once (I/O bound, so far above workerConcurrency). */
   deliveryConcurrency: number;
+  /** Attempts in flight to one receiver host across the whole fleet (WEBHOOK_HOST_CONCURRENCY). */
+  webhookHostConcurrency: number;
   reconcileIntervalMs: number;
   /** Port of the worker's Prometheus endpoint (GET /metrics); 0 turns it off. */
   workerMetricsPort: number;

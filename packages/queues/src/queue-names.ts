@@ -2,6 +2,8 @@
 export const QUEUE_NAMES = {
   generation: "generation",
   webhook: "webhook-delivery",
+  // Attempts for receivers that keep timing out, with slots of their own (see host-slots.ts).
+  webhookSlow: "webhook-delivery-slow",
 } as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startReceiver, type Handler, type Receiver } from "../../../packages/webhook-sender/test/helpers/receiver.ts";
-import { createTestCa, issueServerCert } from "../../../packages/webhook-sender/test/helpers/test-pki.ts";
+import { createTestCa, issueServerCert, type KeyPair } from "../../../packages/webhook-sender/test/helpers/test-pki.ts";
 
 /** What the receiver does with the `nth` POST (0-based) it got for a task; `path` is the request-target. */
 export type HookBehaviour = (post: { taskId: string; nth: number; path: string }) => { status: number; delayMs?: number };
@@ -17,6 +17,8 @@ export interface HookPost {
 export interface HookReceiver {
   /** The webhook_url to submit: a public-looking name that only the app processes map to loopback. */
   url: string;
+  /** Its certificate authority, to share with a second receiver of the same scenario. */
+  ca: KeyPair;
   /** Environment for app processes: name mapping, allow list, and trust in the test CA. */
   childEnv: Record<string, string>;
   /** POSTs per task id, in arrival order. */
@@ -42,9 +44,11 @@ export function describeWithReceiver(title: string, body: () => void): void {
  * An HTTPS receiver for the fault scenarios: counts POSTs per task id (from the body's `id`), and
  * answers as the behaviour says, possibly after a delay (a delivery "in flight").
  */
-export async function startHookReceiver(behaviour: HookBehaviour = () => ({ status: 200 })): Promise<HookReceiver> {
+export async function startHookReceiver(behaviour: HookBehaviour = () => ({ status: 200 }), sharedCa?: KeyPair): Promise<HookReceiver> {
   const name = `hooks-${randomBytes(4).toString("hex")}.faults.example`;
-  const ca = await createTestCa("fault suite CA");
+  // Receivers of one scenario share a CA: NODE_EXTRA_CA_CERTS takes one file, and two CAs of one
+  // name in it would not verify.
+  const ca = sharedCa ?? (await createTestCa("fault suite CA"));
   const tls = await issueServerCert([name], { ca });
   const dir = mkdtempSync(path.join(os.tmpdir(), "faults-ca-"));
   const caFile = path.join(dir, "ca.pem");
@@ -88,6 +92,7 @@ export async function startHookReceiver(behaviour: HookBehaviour = () => ({ stat
 
   return {
     url: `https://${name}/hooks/faults?secret=f4ult`,
+    ca,
     childEnv: { FAULT_HOSTS: `${name}=${address}`, WEBHOOK_ALLOWED_CIDRS: `${address}/32`, NODE_EXTRA_CA_CERTS: caFile },
     posts,
     inFlight: () => waiting,

@@ -4,11 +4,11 @@ import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import { QUEUE_NAMES, createQueue, type WebhookJobData } from "@gen/queues";
+import { QUEUE_NAMES, createHostSlots, createQueue, type WebhookJobData } from "@gen/queues";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 import { processDelivery } from "./process-delivery.ts";
-import { taskBodyRenderer, type RenderBody } from "./render-body.ts";
+import { RENDER_TIMEOUT_MS, taskBodyRenderer, type RenderBody } from "./render-body.ts";
 
 export interface DeliveryWorkerOptions {
   config: Config;
@@ -27,22 +27,47 @@ export interface DeliveryWorkerOptions {
 
 export interface DeliveryWorker {
   worker: Worker<WebhookJobData>;
+  /** Consumer of the slow lane: attempts for receivers that keep timing out. */
+  slowWorker: Worker<WebhookJobData>;
   /** Producer handle of the webhook queue (the hand-off and the reconciler can use it). */
   webhookQueue: Queue<WebhookJobData>;
+  /** Producer handle of the slow lane (the reconciler looks there before re-adding a job). */
+  slowQueue: Queue<WebhookJobData>;
   /** Waits for running attempts, then closes the worker, the queue handle and an owned sender. */
   close(): Promise<void>;
 }
 
 /**
- * Consumes the webhook queue: one job per delivery attempt. A worker killed mid-attempt leaves its
- * job locked; once the lock (JOB_LOCK_MS) expires BullMQ hands the job to another worker, which
- * records `attempt_lost` instead of sending again.
+ * The longest a delivery job may go without its lock being renewed before BullMQ counts it as
+ * stalled. A live worker renews every LOCK_MS / 4 (BullMQ's timer, whatever the attempt is doing),
+ * so the lock only lapses if the process is dead or its event loop or Redis link is stuck for about
+ * three renewals (~3.75 s); the lock therefore need not outlast the attempt (2 s render + the
+ * webhook timeout). Detection after a death is then at most ~LOCK_MS (lapse) + 2 stalled checks
+ * (LOCK_MS / 2 apart), about 10 s, whatever WEBHOOK_TIMEOUT_MS is. Even when a lock is lost by a
+ * live worker, nothing is sent twice for one attempt (the claim is conditional and the re-run
+ * records `attempt_lost`); what could repeat is the POST of the next attempt, which is why the lock
+ * is not shorter. JOB_LOCK_MS below 5 s (test timings) shortens it further.
+ */
+export const DELIVERY_LOCK_MS = 5_000;
+
+/**
+ * Consumes the webhook queues (the main lane and the slow lane): one job per delivery attempt. A
+ * worker killed mid-attempt leaves its job locked; once the lock lapses BullMQ hands the job to
+ * another worker, which records `attempt_lost` instead of sending again.
  */
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { config, db, redis, logger } = options;
   const ownSender = options.sender === undefined;
   const sender = options.sender ?? createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  const longestAttemptMs = RENDER_TIMEOUT_MS + config.webhookTimeoutMs;
+  const hostSlots = createHostSlots(redis, {
+    prefix: config.queuePrefix,
+    cap: config.webhookHostConcurrency,
+    leaseMs: longestAttemptMs + 5_000,
+    slowMemoryMs: Math.max(60_000, 6 * config.webhookTimeoutMs),
+  });
   const deps: DeliveryDeps = {
     config,
     db,
@@ -52,26 +77,41 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     render: options.render ?? taskBodyRenderer(db),
     now: options.now ?? (() => new Date()),
     metrics: options.metrics,
+    hostSlots,
+    lane: "main",
+    slowQueue,
   };
-  const worker = new Worker<WebhookJobData>(QUEUE_NAMES.webhook, (job, token) => processDelivery(deps, job, token), {
+  const lockDuration = Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
+  const workerOptions = {
     connection: redis,
     prefix: config.queuePrefix,
-    concurrency: config.deliveryConcurrency,
-    lockDuration: config.jobLockMs,
-    stalledInterval: config.jobLockMs,
+    lockDuration,
+    lockRenewTime: lockDuration / 4,
+    stalledInterval: lockDuration / 2,
     // A job that stalls more often than this is failed by BullMQ; the reconciler then records its attempt as lost.
     maxStalledCount: 2,
+  };
+  const worker = new Worker<WebhookJobData>(QUEUE_NAMES.webhook, (job, token) => processDelivery(deps, job, token), { ...workerOptions, concurrency: config.deliveryConcurrency });
+  // The slow lane's slots are few: its receivers hold each one for a whole timeout.
+  const slowDeps: DeliveryDeps = { ...deps, lane: "slow", slowQueue: undefined };
+  const slowWorker = new Worker<WebhookJobData>(QUEUE_NAMES.webhookSlow, (job, token) => processDelivery(slowDeps, job, token), {
+    ...workerOptions,
+    concurrency: Math.max(1, Math.floor(config.deliveryConcurrency / 4)),
   });
-  worker.on("failed", (job, error) => logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }));
-  worker.on("error", (error) => logger.error("webhook worker error", { err: error }));
+  for (const each of [worker, slowWorker]) {
+    each.on("failed", (job, error) => logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }));
+    each.on("error", (error) => logger.error("webhook worker error", { err: error }));
+  }
 
   return {
     worker,
+    slowWorker,
     webhookQueue,
+    slowQueue,
     async close() {
-      await worker.close();
+      await Promise.all([worker.close(), slowWorker.close()]);
       if (ownSender) sender.close();
-      await webhookQueue.close();
+      await Promise.all([webhookQueue.close(), slowQueue.close()]);
     },
   };
 }

@@ -7,6 +7,7 @@ import type { DeliveryDeps } from "./delivery-deps.ts";
 import { attemptWindowEndsAt, fitsWindow, manualAttemptWindowEndsAt, type AttemptNo } from "./delivery-schedule.ts";
 import { loadDeliveryState } from "./delivery-state.ts";
 import { finishAttempt, type OpenAttempt } from "./finish-attempt.ts";
+import { enterHostGate, type HeldSlot } from "./host-gate.ts";
 import { recordLostAttempt } from "./record-lost-attempt.ts";
 import { renderWithin } from "./render-body.ts";
 import { scheduleNextAttempt } from "./schedule-next-attempt.ts";
@@ -52,10 +53,30 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
     throw new DelayedError();
   }
 
-  const claim = await claimAttempt(deps.db, taskId, attempt, now);
-  if (!claim) return;
+  // The host's slot is asked for only while the attempt can still fit its window; past that, the
+  // claim below records `stale_claim` without sending and needs no slot.
+  const windowEndsAt = manual ? manualAttemptWindowEndsAt(dueAt) : attemptWindowEndsAt(attempt as AttemptNo, dueAt, taskFinishedAt, deps.config);
+  let slot: HeldSlot | undefined;
+  if (fitsWindow(now, windowEndsAt, deps.config)) {
+    const gate = await enterHostGate(deps, job, token, state.url, new Date(windowEndsAt.getTime() - deps.config.webhookTimeoutMs));
+    if (gate === "moved") return;
+    slot = gate;
+  }
+
+  const claim = await claimAttempt(deps.db, taskId, attempt, deps.now());
+  if (!claim) {
+    slot?.release(workerFailure("stale_claim"));
+    return;
+  }
   const open: OpenAttempt = { taskId, attempt, manual: claim.requestedBy !== null, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt };
-  const result = await runAttempt(deps, open, state.url, dueAt);
+  let result: AttemptResult;
+  try {
+    result = await runAttempt(deps, open, state.url, windowEndsAt);
+  } catch (error) {
+    slot?.release(workerFailure("render_failed"));
+    throw error;
+  }
+  slot?.release(result);
   const finishedAt = deps.now();
   const next = await finishAttempt(deps.db, open, result, finishedAt, deps.config);
   if (next === null) {
@@ -70,8 +91,7 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
   await scheduleNextAttempt(deps, taskId, next);
 }
 
-async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, url: string, dueAt: Date): Promise<AttemptResult> {
-  const windowEndsAt = open.manual ? manualAttemptWindowEndsAt(dueAt) : attemptWindowEndsAt(open.attempt as AttemptNo, dueAt, open.taskFinishedAt, deps.config);
+async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, url: string, windowEndsAt: Date): Promise<AttemptResult> {
   if (!fitsWindow(open.startedAt, windowEndsAt, deps.config)) {
     return workerFailure("stale_claim", `claimed at ${open.startedAt.toISOString()}, window ends ${windowEndsAt.toISOString()}`);
   }

@@ -11,6 +11,8 @@ export interface ReconcileDeliveriesDeps {
   config: Config;
   db: Database;
   webhookQueue: Queue<WebhookJobData>;
+  /** The slow lane: an attempt waiting or running there has a live job too. */
+  slowQueue?: Queue<WebhookJobData>;
   logger: Logger;
   now?: () => Date;
   metrics?: Metrics;
@@ -44,6 +46,8 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const graceMs = options.graceMs ?? deps.config.reconcileIntervalMs;
   const batch = options.batch ?? 500;
   const result = { enqueued: 0, lost: 0 };
+  // An attempt held back in the slow lane (its receiver at its cap) is past due but not stranded.
+  const liveInSlowLane = async (taskId: string, attempt: number) => deps.slowQueue !== undefined && (await hasLiveAttemptJob(deps.slowQueue, taskId, attempt));
 
   // (c) first: recording a lost attempt schedules the next one, which (b) would otherwise race.
   const longestAttemptMs = RENDER_TIMEOUT_MS + deps.config.webhookTimeoutMs;
@@ -55,7 +59,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
        WHERE a.finished_at IS NULL AND a.started_at < ${openCutoff} AND a.id > ${after}
        ORDER BY a.id LIMIT ${batch}`;
     for (const row of rows) {
-      if (row.taskFinishedAt === null || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))) continue;
+      if (row.taskFinishedAt === null || (await liveInSlowLane(row.taskId, row.attemptNo)) || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))) continue;
       const open = { taskId: row.taskId, attempt: row.attemptNo, manual: row.requestedBy !== null, attemptId: row.id, startedAt: row.startedAt, taskFinishedAt: row.taskFinishedAt };
       if (await recordLostAttempt({ ...deps, now: clock }, open, "reconciler")) result.lost++;
     }
@@ -70,7 +74,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
         FROM webhook_deliveries d JOIN tasks t ON t.id = d.task_id
        WHERE d.status = 'pending' AND t.status IN ('completed', 'failed') AND t.finished_at < ${finishedCutoff} AND d.task_id > ${after}
        ORDER BY d.task_id LIMIT ${batch}`;
-    for (const { taskId } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, 1)) result.enqueued++;
+    for (const { taskId } of rows) if (!(await liveInSlowLane(taskId, 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, 1))) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 
@@ -83,7 +87,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
         FROM webhook_deliveries
        WHERE status = 'in_progress' AND next_attempt_at < ${dueCutoff} AND (attempts IN (1, 2) OR redelivery_requested_by IS NOT NULL) AND task_id > ${after}
        ORDER BY task_id LIMIT ${batch}`;
-    for (const { taskId, attempts } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1)) result.enqueued++;
+    for (const { taskId, attempts } of rows) if (!(await liveInSlowLane(taskId, attempts + 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1))) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 
