@@ -12,6 +12,8 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const redis = createRedis(config.redisUrl, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
+  // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.
+  const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   const rateLimiter = new RateLimiter(redis, config.queuePrefix);
   return {
     config,
@@ -20,15 +22,16 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     redis,
     generationQueue,
     webhookQueue,
+    webhookSlowQueue,
     catalog: loadCatalog(config.modelCatalogPath),
     rateLimiter,
     badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
-    metrics: createMetrics({ queues: [generationQueue, webhookQueue] }),
+    metrics: createMetrics({ queues: [generationQueue, webhookQueue, webhookSlowQueue] }),
   };
 }
 
 export async function closeDeps(deps: GatewayDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close()]).catch(() => {});
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   await deps.db.$disconnect();

@@ -16,6 +16,8 @@ export interface GatewayDeps {
   redis: Redis;
   generationQueue: Queue<GenerationJobData>;
   webhookQueue: Queue<WebhookJobData>;
+  /** The slow receivers' lane, watched only (console, metrics). */
+  webhookSlowQueue: Queue<WebhookJobData>;
   catalog: Catalog;
   logger: Logger;
   rateLimiter: RateLimiter;
