@@ -26,6 +26,7 @@ export async function processGeneration(deps: GenerationDeps, taskId: string): P
   const loaded = await deps.db.task.findUnique({ where: { id: taskId } });
   if (!loaded || loaded.discardedAt || TERMINAL.has(loaded.status)) return;
   const task = await markStarted(deps, loaded);
+  if (!task) return;
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
@@ -37,10 +38,16 @@ export async function processGeneration(deps: GenerationDeps, taskId: string): P
   await finish(deps, task, model, outcome);
 }
 
-async function markStarted(deps: GenerationDeps, task: Task): Promise<Task> {
+/**
+ * Conditional on the task being queued and not discarded: the gateway's compensation for an
+ * enqueue that timed out checks the same under the same row lock, so a task is either refunded and
+ * hidden or started, never both. Null when it was discarded after it was loaded.
+ */
+async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | null> {
   if (task.status === "in_progress" && task.startedAt) return task;
-  await deps.db.task.updateMany({ where: { id: task.id, status: "queued" }, data: { status: "in_progress", startedAt: new Date() } });
-  return deps.db.task.findUniqueOrThrow({ where: { id: task.id } });
+  await deps.db.task.updateMany({ where: { id: task.id, status: "queued", discardedAt: null }, data: { status: "in_progress", startedAt: new Date() } });
+  const current = await deps.db.task.findUniqueOrThrow({ where: { id: task.id } });
+  return current.discardedAt ? null : current;
 }
 
 async function run(deps: GenerationDeps, task: Task, model: ModelEntry, provider: Provider, deadline: number): Promise<Finish> {

@@ -1,0 +1,45 @@
+import { loadCatalog } from "@gen/catalog";
+import { loadConfig } from "@gen/config";
+import { createDatabase, type Database } from "@gen/db";
+import { newTaskId, newUserId } from "@gen/ids";
+import { createLogger } from "@gen/logger";
+import type { GenerationDeps } from "../src/generation/generation-deps.ts";
+import { processGeneration } from "../src/generation/process-generation.ts";
+
+const db = createDatabase(process.env.DATABASE_URL!);
+afterAll(() => db.$disconnect());
+
+/** The database as a worker sees it when the gateway's compensation commits between its load and its start. */
+function loadedBeforeDiscard(stale: unknown): Database {
+  const task = new Proxy(db.task, {
+    get(target, name) {
+      if (name === "findUnique") return async () => stale;
+      const value = Reflect.get(target, name) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return new Proxy(db, { get: (target, name) => (name === "task" ? task : Reflect.get(target, name)) });
+}
+
+test("a task the gateway refunded and hid after the worker loaded it is never started", async () => {
+  const userId = newUserId();
+  await db.user.create({ data: { id: userId, credits: 10 } });
+  const id = newTaskId();
+  // A model missing from the catalog would fail the task at once with 80001 if it ran.
+  await db.task.create({ data: { id, userId, endpoint: "audio", model: "no-such-model", status: "queued", input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 } });
+  const stale = await db.task.findUniqueOrThrow({ where: { id } });
+  // The gateway's compensation (an enqueue that timed out): hidden and refunded while still queued.
+  await db.task.update({ where: { id }, data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 } });
+
+  const deps = {
+    config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL }),
+    db: loadedBeforeDiscard(stale),
+    catalog: loadCatalog(undefined),
+    logger: createLogger("worker-test", "silent"),
+  } as unknown as GenerationDeps;
+  await processGeneration(deps, id);
+
+  const after = await db.task.findUniqueOrThrow({ where: { id } });
+  expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({ status: "queued", startedAt: null, errorCode: null });
+  expect(await db.ledgerEntry.count({ where: { taskId: id } })).toBe(0);
+});
