@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
+import { withDeadline } from "./with-deadline.ts";
 
 export interface RateDecision {
   allowed: boolean;
@@ -53,7 +54,7 @@ export class RateLimiter {
   async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision> {
     if (this.redis.status !== "ready" || Date.now() < this.skipRedisUntil) throw new RedisUnavailable();
     try {
-      return await withDeadline(this.takeShared(kind, subject, rate), DECISION_TIMEOUT_MS);
+      return await withDeadline(this.takeShared(kind, subject, rate), DECISION_TIMEOUT_MS, "rate limiter");
     } catch (error) {
       this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
       throw new RedisUnavailable({ cause: error });
@@ -87,17 +88,5 @@ export class RedisUnavailable extends Error {
   constructor(options?: { cause: unknown }) {
     super("rate limiter: Redis unavailable", options);
     this.name = "RedisUnavailable";
-  }
-}
-
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -6,6 +6,7 @@ import { newTaskId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, generationJobId } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { validateSubmission } from "./validate-submission.ts";
+import { withDeadline } from "./with-deadline.ts";
 
 export interface SubmitInput {
   userId: string;
@@ -49,9 +50,10 @@ export async function submitTask(deps: GatewayDeps, input: SubmitInput): Promise
   if (result.replayed) return result;
 
   try {
-    await withTimeout(
+    await withDeadline(
       deps.generationQueue.add("generate", { taskId: result.task.id }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(result.task.id) }),
       ENQUEUE_TIMEOUT_MS,
+      "enqueue",
     );
   } catch (error) {
     deps.logger.error("enqueue failed; compensating", { request_id: input.requestId, task_id: result.task.id, err: error });
@@ -188,18 +190,6 @@ function stableStringify(value: unknown): string {
     return `{${entries.join(",")}}`;
   }
   return JSON.stringify(value);
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`enqueue timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function isUniqueViolation(error: unknown): boolean {
