@@ -9,7 +9,8 @@ import type { Redis } from "ioredis";
  */
 export const SLOW_HOST_TIMEOUTS = 3;
 
-export type HostSlot = "granted" | "full" | "slow";
+/** `full` carries how long the host's oldest attempt in flight has been running. */
+export type HostSlot = "granted" | "slow" | { full: true; oldestRunningMs: number };
 
 // KEYS: leases zset, timeout counter. ARGV: now ms, lease ms, cap, member, lane ("main"|"slow"),
 // slow threshold. From the main lane, a host is "slow" after that many timeouts in a row, or when it
@@ -27,7 +28,10 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
   if main then
     if timeouts > 0 then return 2 end
   end
-  return 0
+  -- How long the host's oldest attempt in flight has run: a fast receiver's slots free within about
+  -- that long, a hanging one's only at its timeout; the caller waits accordingly.
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return -math.max(1, now - (tonumber(oldest[2]) - lease))
 end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -78,7 +82,9 @@ export function createHostSlots(redis: Redis, options: HostSlotOptions): HostSlo
     async acquire(host, member, lane) {
       const [leases, timeouts] = keys(host);
       const answer = await commands.hostSlotAcquire(leases, timeouts, Date.now(), options.leaseMs, options.cap, member, lane, SLOW_HOST_TIMEOUTS);
-      return answer === 1 ? "granted" : answer === 2 ? "slow" : "full";
+      if (answer === 1) return "granted";
+      if (answer === 2) return "slow";
+      return { full: true, oldestRunningMs: -answer };
     },
     async release(host, member, outcome) {
       const [leases, timeouts] = keys(host);

@@ -10,11 +10,11 @@ export interface HeldSlot {
 }
 
 const NO_SLOT: HeldSlot = { release: () => undefined };
-// A denied attempt asks again after a wait that doubles with each denial (jittered), up to a
-// timeout in the main lane, and after half to one timeout in the slow lane: a fast receiver at its cap frees slots within
-// milliseconds, a hanging one only when an attempt times out, and its waiting jobs must not keep
-// the workers busy asking. The window bounds every wait.
-const FIRST_RETRY_MS = 250;
+// A denied attempt asks again after about as long as the host's oldest attempt in flight has run
+// (jittered; at least MIN_RETRY_MS, at most a timeout), and after half to one timeout in the slow
+// lane. A fast receiver at its cap frees slots within milliseconds, so its attempts barely wait
+// (a wait doubling per denial cut one busy receiver's deliveries to a quarter); a hanging one frees
+// them only at its timeout, so its waiting jobs ask less and less often. The window bounds every wait.
 const MIN_RETRY_MS = 20;
 
 /** The receiver a URL's slots are counted under (host and port, lower case); null if unparsable. */
@@ -59,9 +59,9 @@ export async function enterHostGate(deps: DeliveryDeps, job: Job<WebhookJobData>
     return "moved";
   }
   const now = deps.now().getTime();
-  const denials = Math.max(0, (job.attemptsStarted ?? 1) - 1);
+  const oldestRunningMs = typeof answer === "object" ? answer.oldestRunningMs : deps.config.webhookTimeoutMs;
   // In the slow lane a slot frees about once per timeout / cap: asking sooner only burns queue turns.
-  const ceiling = deps.lane === "slow" ? deps.config.webhookTimeoutMs : Math.min(FIRST_RETRY_MS * 2 ** Math.min(denials, 20), deps.config.webhookTimeoutMs);
+  const ceiling = deps.lane === "slow" ? deps.config.webhookTimeoutMs : Math.min(Math.max(MIN_RETRY_MS, oldestRunningMs), deps.config.webhookTimeoutMs);
   const wait = ceiling * (0.5 + Math.random() / 2);
   const retryAt = Math.max(now + MIN_RETRY_MS, Math.min(now + wait, latestStart.getTime()));
   await job.moveToDelayed(retryAt, token);
