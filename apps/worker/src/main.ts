@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
-  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, logger, metrics }, redis);
+  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, handOffWebhook: delivery.handOff, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
 
   const reconcile = async () => {

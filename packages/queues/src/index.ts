@@ -6,4 +6,4 @@ export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis } from "./create-redis.ts";
-export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotOptions, type HostSlots } from "./host-slots.ts";
+export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotAnswer, type HostSlotOptions, type HostSlots, type Lane, type Promoted } from "./host-slots.ts";
