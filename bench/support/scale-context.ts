@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { createDatabase, type Database } from "@gen/db";
 import { createRedis } from "@gen/queues";
 import { startFaultStack, type FaultStack } from "../../test/faults/support/fault-stack.ts";
@@ -46,6 +47,7 @@ export async function createScaleContext(quick: boolean, receiverMs: number): Pr
   await stack.workers[0]?.kill("SIGTERM");
   const db = createDatabase(database.url, { max: 10 });
   const redis = createRedis(stack.env.REDIS_URL!, "request");
+  if (redis.status !== "ready") await once(redis, "ready");
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1] ?? 0);
   const user = await stack.user(1_000_000_000);
   return {
