@@ -35,7 +35,7 @@ export async function scaleDeliveries(ctx: ScaleContext, processCounts: number[]
   const figures: Figure[] = [];
   let single: number | undefined;
   for (const n of processCounts) {
-    const workers = await Promise.all(Array.from({ length: n }, (_, k) => startApp("worker", stack.env, `scale-worker-${n}-${k + 1}`)));
+    const workers = await Promise.all(Array.from({ length: n }, (_, k) => startApp("worker", { ...stack.env, LOG_LEVEL: "info" }, `scale-worker-${n}-${k + 1}`)));
     // Warm-up: TLS sessions to the receiver and the JIT, in every process.
     const warm = await createRunningTasks(db, user.userId, receiver.url, 50 * n);
     await completeTasks(db, warm);
@@ -50,6 +50,8 @@ export async function scaleDeliveries(ctx: ScaleContext, processCounts: number[]
     const outcomes = await attemptedOnce(ids, 600_000);
     const sample = stop();
     const failed = Object.entries(outcomes).filter(([outcome]) => outcome !== "delivered");
+    // A failed attempt's reason is in the worker's log (info), not in the database.
+    const reasons = new Set(workers.flatMap((w) => [...w.tail().matchAll(/"detail":"([^"]{0,100})/g)].map((m) => m[1]!)));
     await Promise.all(workers.map((w) => w.kill("SIGTERM")));
 
     const rate = (count / sample.wallMs) * 1000;
@@ -61,7 +63,7 @@ export async function scaleDeliveries(ctx: ScaleContext, processCounts: number[]
       unit: "/s",
       baseline: single,
       ratio: rate / single,
-      note: `${count} first attempts (${failed.length === 0 ? "all delivered" : `not delivered: ${failed.map(([o, n]) => `${n} ${o}`).join(", ")}`}), DELIVERY_CONCURRENCY ${concurrency} per process (I/O bound ${bound.toFixed(0)}/s, ${((rate / bound) * 100).toFixed(0)} % of it); ${cpuPerUnit(sample, count)} (worker = all ${n} together)`,
+      note: `${count} first attempts (${failed.length === 0 ? "all delivered" : `not delivered: ${failed.map(([o, n]) => `${n} ${o}`).join(", ")}; ${[...reasons].slice(0, 3).join(" | ")}`}), DELIVERY_CONCURRENCY ${concurrency} per process (I/O bound ${bound.toFixed(0)}/s, ${((rate / bound) * 100).toFixed(0)} % of it); ${cpuPerUnit(sample, count)} (worker = all ${n} together)`,
     });
   }
   await queue.close();

@@ -10,6 +10,7 @@ import { table, type Figure } from "./support/figure.ts";
 import { createScaleContext } from "./support/scale-context.ts";
 import { scaleDeliveries } from "./scale-deliveries.ts";
 import { scaleGenerations } from "./scale-generations.ts";
+import { queueMemory } from "./scale-queue-memory.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const RECEIVER_MS = 200;
@@ -23,10 +24,11 @@ try {
   for (const [name, run] of [
     ["deliveries against worker processes", () => scaleDeliveries(ctx, [1, 2, 4])],
     ["generations against WORKER_CONCURRENCY", () => scaleGenerations(ctx, [4, 16, 64], UPSTREAM_MS)],
+    ["Redis memory per queued job", () => queueMemory(ctx)],
   ] as const) {
     log(`${name}...`);
     const got = await run();
-    for (const f of got) log(`  ${f.name}: ${f.value.toFixed(1)} ${f.unit} (×${f.ratio?.toFixed(2)}); ${f.note}`);
+    for (const f of got) log(`  ${f.name}: ${f.value.toFixed(1)} ${f.unit}${f.ratio === undefined ? "" : ` (×${f.ratio.toFixed(2)})`}; ${f.note}`);
     figures.push(...got);
   }
 } finally {
