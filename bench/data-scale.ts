@@ -11,7 +11,7 @@ import path from "node:path";
 import { randomBytes, randomInt } from "node:crypto";
 import pg from "pg";
 import { loadConfig } from "@gen/config";
-import { createDatabase, purgeExpiredIdempotencyKeys, type Database } from "@gen/db";
+import { createDatabase, purgeExpiredIdempotencyKeys, readDelivery, type Database } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 // The gateway's own poll statements, run in-process to capture them: nothing here is shared code.
@@ -21,7 +21,6 @@ import { createUser } from "../apps/gateway/test/support/test-gateway.ts";
 import { authenticateKey } from "../apps/gateway/src/services/authenticate-key.ts";
 // eslint-disable-next-line no-restricted-imports
 import { readTask } from "../apps/gateway/src/services/read-task.ts";
-import { readDelivery } from "@gen/db";
 import { reconcileDeliveries } from "../apps/worker/src/delivery/index.ts";
 import { reconcileTasks } from "../apps/worker/src/reconcile-tasks.ts";
 import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
