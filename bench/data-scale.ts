@@ -1,6 +1,7 @@
 // `pnpm bench:data` (issue 13 §3): the database at 10 million tasks against an empty one. For each,
 // a scratch database built from the migrations and loaded in SQL (bench/support/data-load.ts),
-// then: poll p50/p99 through a real gateway process, the time of every reconciler's run and of
+// then: poll p50/p99 through a real gateway process (the two databases polled in alternating
+// rounds, so that other load on the machine hits both alike), the time of every reconciler's run and of
 // each statement it sends (captured from @gen/db and replayed under EXPLAIN ANALYZE), the plans,
 // and bytes per task in each table. Fails if a plan reads a big table sequentially or filters away
 // most of what it reads. DATA_TASKS=n to choose the size; BENCH_QUICK=1 for 100,000.
@@ -29,13 +30,14 @@ import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { REPO_ROOT } from "./support/child.ts";
 import { DATA_MIX, LOADED_TABLES, loadData, taskIdOf, type LoadStep } from "./support/data-load.ts";
 import { percentile } from "./support/load.ts";
-import { cpuPerUnit, pidsNamed, sampleCpu } from "./support/proc-cpu.ts";
+import { cpuPerUnit, pidsNamed, sampleCpu, type CpuSample } from "./support/proc-cpu.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const TASKS = Number(process.env.DATA_TASKS ?? (quick ? 100_000 : 10_000_000));
 const EMPTY_TASKS = 1_000;
 const POLLS = quick ? 1_000 : 4_000;
 const POLL_LANES = 4;
+const POLL_ROUNDS = 4;
 const RUNS = 5;
 // A plan may filter this many rows on the way to its answer before it counts as a scan in disguise.
 const MAX_ROWS_REMOVED = 50_000;
@@ -68,7 +70,20 @@ interface Measured {
   statements: Array<{ caller: string; sql: string; ms: number; plan: string; problems: string[] }>;
 }
 
-async function measure(label: string, tasks: number): Promise<Measured> {
+interface Prepared {
+  label: string;
+  tasks: number;
+  loadSeconds: number;
+  steps: LoadStep[];
+  sizes: TableSize[];
+  poller: Poller;
+  /** Runs the poll statements, the reconcilers and the purge as the code does, then EXPLAINs what they sent. */
+  statements(): Promise<Pick<Measured, "callers" | "statements">>;
+  close(): Promise<void>;
+}
+
+/** A scratch database loaded with `tasks` tasks, a gateway process polling it, and the statement runner. */
+async function prepare(label: string, tasks: number): Promise<Prepared> {
   log(`${label}: scratch database with ${tasks.toLocaleString("en-US")} tasks`);
   const database = await createScratchDatabase();
   const captured: Statement[] = [];
@@ -76,67 +91,71 @@ async function measure(label: string, tasks: number): Promise<Measured> {
   const db: Database = createDatabase(database.url, { max: 4, onQuery: (sql, values) => caller && captured.push({ caller, sql, values }) });
   const prefix = `bench_data_${randomBytes(4).toString("hex")}`;
   const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", "request");
-  if (redis.status !== "ready") await once(redis, "ready");
   const storageDir = mkdtempSync(path.join(os.tmpdir(), "bench-data-"));
+  const client = new pg.Client({ connectionString: database.url });
+  let poller: Poller | undefined;
+  const close = async () => {
+    await poller?.stop();
+    await client.end().catch(() => undefined);
+    await db.$disconnect();
+    await deleteKeys(redis, prefix).catch(() => undefined);
+    redis.disconnect();
+    rmSync(storageDir, { recursive: true, force: true });
+    await database.drop();
+  };
   try {
+    if (redis.status !== "ready") await once(redis, "ready");
     const user = await createUser(db, 1_000_000_000);
-    const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const loadStarted = performance.now();
     const steps = await loadData(client, tasks, user.userId, log);
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     log(`  loaded in ${loadSeconds.toFixed(0)} s`);
     const sizes = await tableSizes(client, tasks);
+    poller = await startPoller(database.url, prefix, storageDir, user.auth, tasks);
 
-    const poll = await pollThroughGateway(database.url, prefix, storageDir, user.auth, tasks);
-    log(`  poll p50 ${poll.p50.toFixed(2)} ms, p99 ${poll.p99.toFixed(2)} ms; ${poll.cpu}`);
-
-    // The reconcilers and the poll's statements, each run as the code runs it; every statement
-    // they send is captured with its values for EXPLAIN.
-    const config = loadConfig({ ...process.env, DATABASE_URL: database.url, QUEUE_PREFIX: prefix });
-    const logger = createLogger("bench", "error");
-    const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, prefix);
-    const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
-    const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
-    const polled = taskIdOf(measuredRow(tasks));
-    const callers: Record<string, () => Promise<unknown>> = {
-      "poll: API key": () => authenticateKey(db, user.auth),
-      "poll: task": () => readTask(db, polled, user.userId),
-      "poll: webhook": () => readDelivery(db, polled),
-      "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
-      "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
-      "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
-    };
-    const times: Record<string, number> = {};
-    for (const [name, run] of Object.entries(callers)) {
-      const runs: number[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        caller = i === 0 ? name : "";
-        const started = performance.now();
-        await run();
-        runs.push(performance.now() - started);
+    const statements = async () => {
+      // Each caller runs as the code runs it; every statement it sends is captured with its values.
+      const config = loadConfig({ ...process.env, DATABASE_URL: database.url, QUEUE_PREFIX: prefix });
+      const logger = createLogger("bench", "error");
+      const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, prefix);
+      const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
+      const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
+      const polled = taskIdOf(measuredRow(tasks));
+      const callers: Record<string, () => Promise<unknown>> = {
+        "poll: API key": () => authenticateKey(db, user.auth),
+        "poll: task": () => readTask(db, polled, user.userId),
+        "poll: webhook": () => readDelivery(db, polled),
+        "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
+        "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
+        "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
+      };
+      const times: Record<string, number> = {};
+      for (const [name, run] of Object.entries(callers)) {
+        const runs: number[] = [];
+        for (let i = 0; i < RUNS; i++) {
+          caller = i === 0 ? name : "";
+          const started = performance.now();
+          await run();
+          runs.push(performance.now() - started);
+        }
+        caller = "";
+        times[name] = percentile(runs, 50);
+        log(`  ${label}, ${name}: ${times[name]!.toFixed(2)} ms (median of ${RUNS}; ${runs.map((r) => r.toFixed(1)).join(" / ")})`);
       }
-      caller = "";
-      times[name] = percentile(runs, 50);
-      log(`  ${name}: ${times[name]!.toFixed(2)} ms (median of ${RUNS}; ${runs.map((r) => r.toFixed(1)).join(" / ")})`);
-    }
-    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]);
-
-    const big = new Set(sizes.filter((s) => s.rows > 10_000).map((s) => s.table));
-    const statements: Measured["statements"] = [];
-    for (const statement of captured) {
-      const { plan, ms } = await explain(client, statement);
-      const problems = planProblems(plan, big);
-      statements.push({ caller: statement.caller, sql: statement.sql, ms, plan, problems });
-    }
-    await client.end();
-    return { label, tasks, loadSeconds, steps, sizes, poll, callers: times, statements };
-  } finally {
-    await db.$disconnect();
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-    rmSync(storageDir, { recursive: true, force: true });
-    await database.drop();
+      await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]);
+      const big = new Set(sizes.filter((size) => size.rows > 10_000).map((size) => size.table));
+      const explained: Measured["statements"] = [];
+      for (const statement of captured) {
+        const { plan, ms } = await explain(client, statement);
+        explained.push({ caller: statement.caller, sql: statement.sql, ms, plan, problems: planProblems(plan, big) });
+      }
+      return { callers: times, statements: explained };
+    };
+    return { label, tasks, loadSeconds, steps, sizes, poller, statements, close };
+  } catch (error) {
+    await close();
+    throw error;
   }
 }
 
@@ -158,8 +177,14 @@ async function tableSizes(client: pg.Client, tasks: number): Promise<TableSize[]
   return sizes;
 }
 
-/** GET /api/v1/tasks/{id} (half with include=webhook) of random tasks of one user, POLL_LANES at a time, through a real gateway. */
-async function pollThroughGateway(databaseUrl: string, prefix: string, storageDir: string, auth: string, tasks: number): Promise<Measured["poll"]> {
+interface Poller {
+  /** `count` polls, POLL_LANES at a time: each one's latency, and the CPU of the gateway and PostgreSQL over them. */
+  round(count: number): Promise<{ times: number[]; cpu: CpuSample }>;
+  stop(): Promise<void>;
+}
+
+/** GET /api/v1/tasks/{id} (half with include=webhook) of random tasks of one user, through a real gateway process. */
+async function startPoller(databaseUrl: string, prefix: string, storageDir: string, auth: string, tasks: number): Promise<Poller> {
   const port = await closedPort();
   const gateway = await startApp("gateway", {
     DATABASE_URL: databaseUrl,
@@ -173,32 +198,35 @@ async function pollThroughGateway(databaseUrl: string, prefix: string, storageDi
     POLL_RATE_BURST: "100000",
     LOG_LEVEL: "warn",
   });
-  try {
-    const one = async () => {
-      const include = randomInt(2) === 0 ? "?include=webhook" : "";
-      const started = performance.now();
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/tasks/${taskIdOf(measuredRow(tasks))}${include}`, { headers: { Authorization: auth } });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`poll answered ${res.status}`);
-      return performance.now() - started;
-    };
-    const lanes = async (count: number) => {
+  const one = async () => {
+    const include = randomInt(2) === 0 ? "?include=webhook" : "";
+    const started = performance.now();
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/tasks/${taskIdOf(measuredRow(tasks))}${include}`, { headers: { Authorization: auth } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`poll answered ${res.status}`);
+    return performance.now() - started;
+  };
+  return {
+    async round(count) {
       const times: number[] = [];
+      const stop = sampleCpu({ gateway: () => [gateway.child.pid!], postgres: () => pidsNamed("postgres") });
       await Promise.all(
         Array.from({ length: POLL_LANES }, async () => {
           while (times.length < count) times.push(await one());
         }),
       );
-      return times;
-    };
-    await lanes(200);
-    const stop = sampleCpu({ gateway: () => [gateway.child.pid!], postgres: () => pidsNamed("postgres") });
-    const times = await lanes(POLLS);
-    const sample = stop();
-    return { p50: percentile(times, 50), p99: percentile(times, 99), count: times.length, cpu: `${((times.length / sample.wallMs) * 1000).toFixed(0)} polls/s at ${POLL_LANES} at a time; ${cpuPerUnit(sample, times.length)}` };
-  } finally {
-    await gateway.kill("SIGTERM");
-  }
+      return { times, cpu: stop() };
+    },
+    stop: () => gateway.kill("SIGTERM"),
+  };
+}
+
+/** Latencies and CPU of several rounds as one figure. */
+function pollFigure(rounds: Array<{ times: number[]; cpu: CpuSample }>): Measured["poll"] {
+  const times = rounds.flatMap((round) => round.times);
+  const cpu: CpuSample = { ms: {}, wallMs: rounds.reduce((sum, round) => sum + round.cpu.wallMs, 0) };
+  for (const round of rounds) for (const [name, ms] of Object.entries(round.cpu.ms)) cpu.ms[name] = (cpu.ms[name] ?? 0) + ms;
+  return { p50: percentile(times, 50), p99: percentile(times, 99), count: times.length, cpu: `${((times.length / cpu.wallMs) * 1000).toFixed(0)} polls/s at ${POLL_LANES} at a time; ${cpuPerUnit(cpu, times.length)}` };
 }
 
 /** EXPLAIN ANALYZE of a captured statement with its values, in a transaction rolled back (the purge deletes). */
@@ -236,8 +264,30 @@ async function deleteKeys(redis: ReturnType<typeof createRedis>, prefix: string)
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
-const empty = await measure("empty", EMPTY_TASKS);
-const loaded = await measure("loaded", TASKS);
+// Both databases exist at once so that their polls can alternate: other load on the machine drifts
+// over minutes, and a comparison must not measure that drift.
+const emptyDb = await prepare("empty", EMPTY_TASKS);
+let empty: Measured;
+let loaded: Measured;
+try {
+  const loadedDb = await prepare("loaded", TASKS);
+  try {
+    const rounds = new Map<Prepared, Array<{ times: number[]; cpu: CpuSample }>>([[emptyDb, []], [loadedDb, []]]);
+    for (const db of rounds.keys()) await db.poller.round(200);
+    for (let round = 0; round < POLL_ROUNDS; round++) {
+      for (const [db, results] of rounds) results.push(await db.poller.round(Math.ceil(POLLS / POLL_ROUNDS)));
+    }
+    const [emptyPoll, loadedPoll] = [pollFigure(rounds.get(emptyDb)!), pollFigure(rounds.get(loadedDb)!)];
+    for (const [label, poll] of [["empty", emptyPoll], ["loaded", loadedPoll]] as const) log(`${label}: poll p50 ${poll.p50.toFixed(2)} ms, p99 ${poll.p99.toFixed(2)} ms; ${poll.cpu}`);
+    const measured = (db: Prepared, poll: Measured["poll"], run: Pick<Measured, "callers" | "statements">): Measured => ({ label: db.label, tasks: db.tasks, loadSeconds: db.loadSeconds, steps: db.steps, sizes: db.sizes, poll, ...run });
+    empty = measured(emptyDb, emptyPoll, await emptyDb.statements());
+    loaded = measured(loadedDb, loadedPoll, await loadedDb.statements());
+  } finally {
+    await loadedDb.close();
+  }
+} finally {
+  await emptyDb.close();
+}
 
 const lines: string[] = [];
 lines.push(`\nData scale: ${TASKS.toLocaleString("en-US")} tasks (mix: ${JSON.stringify(DATA_MIX)}), loaded in ${loaded.loadSeconds.toFixed(0)} s`);
