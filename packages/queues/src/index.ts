@@ -7,3 +7,4 @@ export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis } from "./create-redis.ts";
 export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotOptions, type HostSlots } from "./host-slots.ts";
+export { withDeadline } from "./with-deadline.ts";
