@@ -62,7 +62,7 @@ export function consoleSessions(redis: Redis, prefix: string, config: ConsoleCon
     ready.then(
       (middleware) => {
         markSecure(req, secureCookies);
-        middleware(req, res, (error?: unknown) => next(error === undefined ? undefined : new ApiError(70001)));
+        middleware(req, res, (error?: unknown) => next(error ? new ApiError(70001) : undefined));
       },
       () => next(new ApiError(70001)),
     );
