@@ -1,3 +1,4 @@
+import { timingSafeEqual } from "node:crypto";
 import type { Request, RequestHandler } from "express";
 import { doubleCsrf } from "csrf-csrf";
 import { csrfSync } from "csrf-sync";
@@ -28,9 +29,17 @@ export const sessionCsrf = csrfSync({ getTokenFromRequest: submittedToken, size:
 export function csrfCheck(baseUrl: string): RequestHandler {
   return (req, _res, next) => {
     if (SAFE.has(req.method)) return next();
-    if (!isSameOrigin(req, baseUrl, false) || !sessionCsrf.isRequestValid(req)) throw csrfRefused();
+    if (!isSameOrigin(req, baseUrl, false) || !sameToken(sessionCsrf.getTokenFromRequest(req), sessionCsrf.getTokenFromState(req))) throw csrfRefused();
     next();
   };
+}
+
+// csrf-sync's own isRequestValid compares with ===; the comparison stays constant-time, as before.
+function sameToken(given: string | null | undefined, expected: string | null | undefined): boolean {
+  if (typeof given !== "string" || typeof expected !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export type SignInCsrf = ReturnType<typeof signInCsrf>;
