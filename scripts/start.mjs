@@ -1,6 +1,8 @@
-// `pnpm start` / `start:gateway` / `start:worker`. Apps run as TypeScript through tsx (no build
-// step). With "all", the gateway starts first: if it cannot reach PostgreSQL or Redis it prints one
-// line and exits, and the worker is never started. Signals are forwarded so SIGTERM drains both.
+// `pnpm start` / `start:gateway` / `start:worker` / `start:console`. Apps run as TypeScript through
+// tsx (no build step). With "all", the gateway starts first: if it cannot reach PostgreSQL or Redis it
+// prints one line and exits, and the worker is never started. Signals are forwarded so SIGTERM drains
+// both. "all" serves the console at /console on the gateway's port; "console" runs it alone on
+// CONSOLE_PORT (docs/operations.md: keeping the console off the public listener).
 import { spawn } from "node:child_process";
 
 const role = process.argv[2] ?? "all";

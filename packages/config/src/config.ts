@@ -52,6 +52,14 @@ export interface ConsoleConfig {
   sessionMaxMs: number;
   /** Sign-in attempts per client address and per e-mail. */
   signInRate: RateConfig;
+  /** Whether the gateway serves the console at /console on its own port (CONSOLE_ON_GATEWAY). */
+  onGateway: boolean;
+  /** Port of `pnpm start:console`, the console on a listener of its own (CONSOLE_PORT). */
+  port: number;
+  /** The address operators reach `pnpm start:console` at (CONSOLE_BASE_URL): same-origin checks, Secure cookies. */
+  baseUrl: string;
+  /** Signs session and sign-in CSRF cookies; unset, one random secret per deployment is kept in Redis. */
+  sessionSecret: string | undefined;
 }
 
 export interface StorageConfig {

@@ -7,3 +7,4 @@ export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis } from "./create-redis.ts";
 export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotAnswer, type HostSlotOptions, type HostSlots, type Lane, type Promoted } from "./host-slots.ts";
+export { withDeadline } from "./with-deadline.ts";

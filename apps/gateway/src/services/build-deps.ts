@@ -6,7 +6,7 @@ import { createMetrics } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { BadKeyThrottle } from "./bad-key-throttle.ts";
-import { RateLimiter } from "./rate-limiter.ts";
+import { RateLimiter } from "@gen/rate-limit";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const redis = createRedis(config.redisUrl, "request");
