@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./create-redis.ts";
 
 /**
  * Fleet-wide delivery slots per receiver host, so one slow or dead receiver cannot hold every
@@ -70,13 +70,14 @@ export interface HostSlotOptions {
   slowMemoryMs: number;
 }
 
-export function createHostSlots(redis: Redis, options: HostSlotOptions): HostSlots {
-  const commands = redis as unknown as Redis & HostSlotCommands;
+export function createHostSlots(redis: RedisClient, options: HostSlotOptions): HostSlots {
+  const commands = redis as unknown as RedisClient & HostSlotCommands;
   if (typeof commands.hostSlotAcquire !== "function") {
     redis.defineCommand("hostSlotAcquire", { numberOfKeys: 2, lua: ACQUIRE });
     redis.defineCommand("hostSlotRelease", { numberOfKeys: 2, lua: RELEASE });
   }
-  // Hash tags keep both keys of a host in one cluster slot.
+  // Both keys of a host in one cluster slot: QUEUE_PREFIX is a hash tag on a cluster (its tag wins
+  // over the host's braces), and the braces keep them together under any other prefix.
   const keys = (host: string) => [`${options.prefix}:webhook-host:{${host}}:leases`, `${options.prefix}:webhook-host:{${host}}:timeouts`] as const;
   return {
     async acquire(host, member, lane) {

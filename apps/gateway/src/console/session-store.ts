@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { ConsoleConfig } from "@gen/config";
 
 export interface ConsoleSession {
