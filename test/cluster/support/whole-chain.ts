@@ -7,8 +7,12 @@ import type { FaultStack } from "../../faults/support/fault-stack.ts";
 import type { HookReceiver } from "../../faults/support/hook-receiver.ts";
 import { until } from "../../faults/support/load.ts";
 
-/** Bogus-key throttle of the chain's apps: 3 free, then one a minute. */
-export const CHAIN_ENV = { BAD_KEY_BURST: "3", BAD_KEY_RATE_PER_MIN: "1" };
+/**
+ * Bogus-key throttle of the chain's apps: 3 free, then one a minute. Attempts 1 and 2 of a webhook
+ * get 30 s from the task's end (the fault suite's 8 s would be used up by a crash's few seconds of
+ * failover plus the reconciler's catch-up, and the attempts recorded `stale_claim`).
+ */
+export const CHAIN_ENV = { BAD_KEY_BURST: "3", BAD_KEY_RATE_PER_MIN: "1", WEBHOOK_FINAL_ATTEMPT_MS: "30000" };
 
 /**
  * Submit (an image generation and an analysis, each with a webhook whose first POST is refused),
