@@ -7,17 +7,20 @@ import type { FaultStack } from "../../faults/support/fault-stack.ts";
 import type { HookReceiver } from "../../faults/support/hook-receiver.ts";
 import { until } from "../../faults/support/load.ts";
 
+const METRICS_TOKEN_VALUE = "cluster-suite-metrics-token";
+
 /**
  * Bogus-key throttle of the chain's apps: 3 free, then one a minute. Attempts 1 and 2 of a webhook
  * get 30 s from the task's end (the fault suite's 8 s would be used up by a crash's few seconds of
  * failover plus the reconciler's catch-up, and the attempts recorded `stale_claim`).
  */
-export const CHAIN_ENV = { BAD_KEY_BURST: "3", BAD_KEY_RATE_PER_MIN: "1", WEBHOOK_FINAL_ATTEMPT_MS: "30000" };
+export const CHAIN_ENV = { BAD_KEY_BURST: "3", BAD_KEY_RATE_PER_MIN: "1", WEBHOOK_FINAL_ATTEMPT_MS: "30000", METRICS_TOKEN: METRICS_TOKEN_VALUE };
 
 /**
  * Submit (an image generation and an analysis, each with a webhook whose first POST is refused),
  * poll to the end, the webhook's retry delivered, the rate limiter's decision kept in Redis, a
- * console sign-in whose session (in Redis) carries the next request. Returns the tasks' ids.
+ * console sign-in whose session (in Redis) carries the next requests: bull-board's queue list and a
+ * manual redelivery; then /readyz and the queue-depth metrics. Returns the tasks' ids.
  */
 export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, redis: RedisConfig): Promise<string[]> {
   const { auth } = await stack.user();
@@ -58,7 +61,32 @@ export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, r
     client.disconnect();
   }
 
-  await consoleSignIn(stack);
+  const session = await consoleSignIn(stack);
+  const board = await fetch(`${stack.baseUrl}/console/queues/api/queues`, { headers: { Cookie: session.cookie } });
+  expect(board.status).toBe(200);
+  const queues = ((await board.json()) as { queues: { name: string; counts: Record<string, number> }[] }).queues;
+  expect(queues.find((q) => q.name === "generation")?.counts.completed).toBeGreaterThanOrEqual(2);
+
+  const redeliver = await fetch(`${stack.baseUrl}/console/deliveries/${ids[0]}/redeliver`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { Cookie: session.cookie, "Content-Type": "application/x-www-form-urlencoded", Origin: stack.baseUrl },
+    body: new URLSearchParams({ _csrf: session.csrfToken }).toString(),
+  });
+  expect(redeliver.status).toBe(303);
+  await until(async () => {
+    const row = await stack.db.webhookDelivery.findUnique({ where: { taskId: ids[0]! } });
+    return row?.status === "delivered" && row.attempts === 3;
+  }, 60_000, "manual redelivery delivered");
+  expect(receiver.posts.get(ids[0]!)?.map((p) => p.status)).toEqual([503, 200, 200]);
+
+  const ready = await fetch(`${stack.baseUrl}/readyz`);
+  expect([ready.status, await ready.json()]).toEqual([200, { status: "ready", database: "ok", redis: "ok" }]);
+  const metrics = await fetch(`${stack.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN_VALUE}` } });
+  const text = await metrics.text();
+  expect(metrics.status).toBe(200);
+  expect(text).toMatch(/^queue_jobs\{queue="generation",state="completed"\} [1-9]/m);
+  expect(text).not.toMatch(/^queue_jobs_collect_errors_total\{.*\} [1-9]/m);
   return ids;
 }
 
@@ -76,8 +104,8 @@ async function getFrom(localAddress: string, url: string, authorization: string)
   });
 }
 
-/** The real sign-in form over HTTP, then a page that needs the session. */
-async function consoleSignIn(stack: FaultStack): Promise<void> {
+/** The real sign-in form over HTTP, then a page that needs the session (it carries the CSRF token). */
+async function consoleSignIn(stack: FaultStack): Promise<{ cookie: string; csrfToken: string }> {
   const { email, password } = await createOperator(stack.db);
   const form = await fetch(`${stack.baseUrl}/console/sign-in`, { headers: { Accept: "text/html" } });
   const csrfCookie = cookie(form, "gen_console_csrf");
@@ -94,7 +122,9 @@ async function consoleSignIn(stack: FaultStack): Promise<void> {
   expect(session).toBeDefined();
   const home = await fetch(`${stack.baseUrl}/console`, { headers: { Accept: "text/html", Cookie: session! }, redirect: "manual" });
   expect(home.status).toBe(200);
-  expect(await home.text()).toContain(email);
+  const page = await home.text();
+  expect(page).toContain(email);
+  return { cookie: session!, csrfToken: /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
 }
 
 function cookie(res: Response, name: string): string | undefined {
