@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   const loadStartsAtMs = Math.max(0, config.webhookRetryDelayMs - 5_000);
   const workerDb = createDatabase(config.databaseUrl, { max: Number(process.env.BENCH_WORKER_POOL ?? 10) });
   const loadDb = createDatabase(config.databaseUrl, { max: 20 });
-  const redis = createRedis(config.redis, "blocking");
+  const redis = createRedis(config.redisUrl, "blocking");
   const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, queuePrefix);
   const ca = await createTestCa("Bench CA");
   const cert = await issueServerCert([HOST], { ca });

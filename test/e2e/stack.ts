@@ -104,7 +104,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     gateway,
     env,
     startWorker() {
-      const redis = createRedis(config.redis, "blocking");
+      const redis = createRedis(config.redisUrl, "blocking");
       const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs, lookup: e2eLookup });
       const worker = createGenerationWorker(
         { config, db: gateway.db, catalog: gateway.catalog, providers: createProviderRegistry(config.upstreamUrl), storage: createStorage(config), downloadGuard, webhookQueue: gateway.webhookQueue, logger },
@@ -114,7 +114,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
       return worker;
     },
     startDeliveryWorker(sender) {
-      const redis = createRedis(config.redis, "blocking");
+      const redis = createRedis(config.redisUrl, "blocking");
       const delivery = createDeliveryWorker({ config, db: gateway.db, redis, logger, sender });
       workers.push({ worker: delivery.worker, close: async () => { await delivery.close(); redis.disconnect(); } });
     },

@@ -51,7 +51,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     LOG_LEVEL: "silent",
   });
   const db = createDatabase(config.databaseUrl);
-  const redis = createRedis(config.redis, "blocking");
+  const redis = createRedis(config.redisUrl, "blocking");
   const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, queuePrefix);
   const logger = createLogger("worker-test", "silent");
   const ca: KeyPair = await createTestCa("Delivery Test CA");
