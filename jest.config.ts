@@ -10,8 +10,8 @@ const config: Config = {
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testMatch: ["<rootDir>/apps/*/test/**/*.test.ts", "<rootDir>/packages/*/test/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
-  // The fault suite stops and kills services; it runs on its own with `pnpm test:faults`.
-  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/"],
+  // The fault and cluster suites stop and kill services; they run on their own (`pnpm test:faults`, `pnpm test:cluster`).
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/faults/", "<rootDir>/test/cluster/"],
   globalSetup: "<rootDir>/test/global-setup.ts",
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 30000,

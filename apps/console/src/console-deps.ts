@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { Config } from "@gen/config";
 import { createDatabase, type Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
@@ -24,7 +24,7 @@ export interface ConsoleDeps {
 }
 
 export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
-  const redis = createRedis(config.redisUrl, "request");
+  const redis = createRedis(config.redis, "request");
   return {
     config,
     logger,

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const logger = createLogger("console", config.logLevel);
   const deps = buildConsoleDeps(config, logger);
   await checkDatabase(deps.db, config.databaseUrl);
-  await checkRedis(deps.redis, config.redisUrl);
+  await checkRedis(deps.redis, config.redis);
 
   const server = createConsoleApp(deps).listen(config.console.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));

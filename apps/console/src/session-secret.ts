@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 
 /**
  * The key that signs session cookies and the sign-in form's CSRF cookie. CONSOLE_SESSION_SECRET

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import RedisStore from "connect-redis";
 import type { SessionData } from "express-session";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { ConsoleConfig } from "@gen/config";
 
 const hashId = (sid: string) => createHash("sha256").update(sid).digest("hex");

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Request, RequestHandler } from "express";
 import session from "express-session";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { ConsoleConfig } from "@gen/config";
 import { ApiError } from "@gen/errors";
 import { SESSION_COOKIE, cookieOptions } from "./cookies.ts";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 
 /** Failures of one account from one address before waits start. */
 export const FREE_FAILURES = 5;

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const logger = createLogger("gateway", config.logLevel);
   const deps = buildDeps(config, logger);
   await checkDatabase(deps.db, config.databaseUrl);
-  await checkRedis(deps.redis, config.redisUrl);
+  await checkRedis(deps.redis, config.redis);
 
   const server = createApp(deps).listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));

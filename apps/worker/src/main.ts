@@ -16,9 +16,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger("worker", config.logLevel);
   const db = createDatabase(config.databaseUrl);
-  const redis = createRedis(config.redisUrl, "blocking");
+  const redis = createRedis(config.redis, "blocking");
   await checkDatabase(db, config.databaseUrl);
-  await checkRedis(redis, config.redisUrl);
+  await checkRedis(redis, config.redis);
   const catalog = loadCatalog(config.modelCatalogPath);
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const storage = createStorage(config);

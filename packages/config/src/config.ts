@@ -1,7 +1,10 @@
 /** Everything both apps read from the environment, parsed and validated once at start-up. */
 export interface Config {
   databaseUrl: string;
+  /** REDIS_URL as given. Connect through `redis` (it may name a Sentinel group or a cluster instead). */
   redisUrl: string;
+  /** Where Redis is: REDIS_CLUSTER_NODES or REDIS_SENTINELS win over REDIS_URL. */
+  redis: RedisConfig;
   queuePrefix: string;
   port: number;
   baseUrl: string;
@@ -75,3 +78,13 @@ export interface RateConfig {
   perSec: number;
   burst: number;
 }
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+export type RedisConfig =
+  | { mode: "single"; url: string }
+  | { mode: "sentinel"; sentinels: RedisNode[]; name: string; password: string | undefined; sentinelPassword: string | undefined }
+  | { mode: "cluster"; nodes: RedisNode[]; password: string | undefined };

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import path from "node:path";
 import type { Config } from "./config.ts";
+import { redisConfig } from "./redis-config.ts";
 import { ConfigError } from "./config-error.ts";
 
 type Env = Record<string, string | undefined>;
@@ -15,6 +16,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     databaseUrl: str(env, "DATABASE_URL", DEFAULT_DATABASE_URL),
     redisUrl: str(env, "REDIS_URL", "redis://127.0.0.1:6379"),
+    redis: redisConfig(env, str(env, "REDIS_URL", "redis://127.0.0.1:6379"), str(env, "QUEUE_PREFIX", "gen")),
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
     port,
     baseUrl,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./create-redis.ts";
 
 /**
  * Fleet-wide delivery tickets per receiver host, so one slow or dead receiver cannot hold every
@@ -155,13 +155,14 @@ const parseMember = (member: string): Promoted => {
 
 const STATUS: Record<number, HostSlot> = { 0: "full", 1: "granted", 2: "slow", 3: "parked" };
 
-export function createHostSlots(redis: Redis, options: HostSlotOptions): HostSlots {
-  const commands = redis as unknown as Redis & HostSlotCommands;
+export function createHostSlots(redis: RedisClient, options: HostSlotOptions): HostSlots {
+  const commands = redis as unknown as RedisClient & HostSlotCommands;
   if (typeof commands.hostSlotAcquire !== "function") {
     redis.defineCommand("hostSlotAcquire", { numberOfKeys: 3, lua: ACQUIRE });
     redis.defineCommand("hostSlotRelease", { numberOfKeys: 3, lua: RELEASE });
   }
-  // Hash tags keep a host's keys in one cluster slot.
+  // A host's keys in one cluster slot: QUEUE_PREFIX is a hash tag on a cluster (its tag wins over
+  // the host's braces), and the braces keep them together under any other prefix.
   const keys = (host: string) => [`${options.prefix}:webhook-host:{${host}}:tickets`, `${options.prefix}:webhook-host:{${host}}:timeouts`, `${options.prefix}:webhook-host:{${host}}:waiting`] as const;
   return {
     async acquire(host, ticket, lane, park = false) {

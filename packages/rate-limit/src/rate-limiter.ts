@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
 import { withDeadline } from "@gen/queues";

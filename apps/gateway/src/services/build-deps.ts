@@ -9,7 +9,7 @@ import { BadKeyThrottle } from "./bad-key-throttle.ts";
 import { RateLimiter } from "@gen/rate-limit";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
-  const redis = createRedis(config.redisUrl, "request");
+  const redis = createRedis(config.redis, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.

@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { Catalog } from "@gen/catalog";
 import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";

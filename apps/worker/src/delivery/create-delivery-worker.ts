@@ -1,5 +1,5 @@
 import { Worker, type Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
