@@ -12,6 +12,7 @@
 #   typescript) and valibot (typescript) to the workspace root's dev dependencies; this leaves
 #   them out. The only other optional package in the apps' graph is msgpackr-extract, msgpackr's
 #   native speed-up, which falls back to JavaScript.
+# --offline: from the store the install filled (in the image: `pnpm fetch`), no network.
 set -euo pipefail
 app="${1:?usage: deploy-app.sh <app> <target dir>}"
 target="${2:?usage: deploy-app.sh <app> <target dir>}"
@@ -20,4 +21,4 @@ if [ ! -f "apps/$app/dist/main.js" ]; then
   echo "deploy-app: apps/$app/dist/main.js is missing; run \`pnpm build\` first" >&2
   exit 1
 fi
-pnpm --config.inject-workspace-packages=true --filter "@gen/$app" --prod --no-optional deploy "$target"
+pnpm --config.inject-workspace-packages=true --filter "@gen/$app" --prod --no-optional --offline deploy "$target"
