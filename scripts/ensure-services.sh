@@ -11,10 +11,12 @@
 # not `postgres`. The database itself is created by scripts/create-database.mjs.
 set -euo pipefail
 
+# sudo drops the environment: the printed command keeps these two when they are set.
+preserve="${DATABASE_URL:+DATABASE_URL}${REDIS_URL:+${DATABASE_URL:+,}REDIS_URL}"
 DATABASE_URL="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/gen}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 WAIT_SECONDS="${SERVICES_WAIT_SECONDS:-30}"
-# Debian's locations (overridable for scripts/test/ensure-services.test.ts).
+# Debian's locations (overridable for test/setup/ensure-services.test.ts).
 PG_CONF_DIR="${PG_CONF_DIR:-/etc/postgresql}"
 REDIS_DIR="${REDIS_DIR:-/var/lib/redis}"
 
@@ -38,7 +40,11 @@ parse_url "$REDIS_URL" 6379
 redis_host="${url_host:-127.0.0.1}"; redis_port="$url_port"
 
 pg_answers() { command -v pg_isready >/dev/null 2>&1 && pg_isready -q -h "$pg_host" -p "$pg_port"; }
-redis_answers() { command -v redis-cli >/dev/null 2>&1 && [ "$(redis-cli -h "$redis_host" -p "$redis_port" ping 2>/dev/null)" = "PONG" ]; }
+# A server that wants a password (NOAUTH) is running all the same.
+redis_answers() {
+  command -v redis-cli >/dev/null 2>&1 || return 1
+  case "$(redis-cli -h "$redis_host" -p "$redis_port" ping 2>/dev/null)" in PONG | NOAUTH*) return 0 ;; *) return 1 ;; esac
+}
 
 need_pg=0; need_redis=0
 is_local "$pg_host" && ! pg_answers && need_pg=1
@@ -54,7 +60,7 @@ if [ "$(id -u)" != 0 ]; then
   [ "$need_pg" = 1 ] && what+=("PostgreSQL at $pg_host:$pg_port")
   [ "$need_redis" = 1 ] && what+=("Redis at $redis_host:$redis_port")
   say "$(IFS=,; echo "${what[*]}" | sed 's/,/ and /') not answering${missing[*]:+ (not installed: ${missing[*]})}. Run once, then set-up again:"
-  echo "sudo bash scripts/ensure-services.sh"
+  echo "sudo ${preserve:+--preserve-env=$preserve }bash scripts/ensure-services.sh"
   exit 1
 fi
 

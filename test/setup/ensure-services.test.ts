@@ -19,6 +19,8 @@ interface Machine {
   running: ("postgresql" | "redis-server")[];
   /** A start that never gets the server to answer. */
   brokenStart?: boolean;
+  /** What redis-cli ping prints when the server is down (default: nothing, exit 1). */
+  redisReply?: string;
   env?: Record<string, string>;
 }
 
@@ -64,7 +66,7 @@ function runOn(machine: Machine): Outcome {
       ["psql", "exit 0"],
     ],
     "redis-server": [
-      ["redis-cli", `[ -e ${state}/redis-up ] && echo PONG || exit 1`],
+      ["redis-cli", `[ -e ${state}/redis-up ] && echo PONG || ${machine.redisReply ? `echo "${machine.redisReply}"` : "exit 1"}`],
       ["redis-server", machine.brokenStart ? "exit 0" : `: > ${state}/redis-up`],
     ],
   };
@@ -132,10 +134,17 @@ test("installed but stopped, as root: starts them, no apt-get, pg_hba.conf untou
   expect(out.hba).toBe("local all postgres peer\n");
 });
 
-test("only Redis missing, not root: names Redis alone", () => {
-  const out = runOn({ root: false, installed: ["postgresql"], running: ["postgresql"] });
+test("only Redis missing, not root: names Redis alone; the command keeps a REDIS_URL set", () => {
+  const out = runOn({ root: false, installed: ["postgresql"], running: ["postgresql"], env: { REDIS_URL: "redis://localhost:6390" } });
   expect(out.code).toBe(1);
-  expect(out.stderr).toMatch(/^ensure-services: Redis at 127\.0\.0\.1:6379 not answering \(not installed: redis-server\)/);
+  expect(out.stderr).toMatch(/^ensure-services: Redis at localhost:6390 not answering \(not installed: redis-server\)/);
+  expect(out.stdout).toBe("sudo --preserve-env=REDIS_URL bash scripts/ensure-services.sh\n");
+});
+
+test("a Redis that wants a password is running: not started again", () => {
+  const out = runOn({ root: true, installed: ["postgresql", "redis-server"], running: ["postgresql"], env: { REDIS_URL: "redis://:pw@127.0.0.1:6379" }, redisReply: "NOAUTH Authentication required." });
+  expect(out).toMatchObject({ code: 0, stderr: "" });
+  expect(changes(out.calls)).toEqual([]);
 });
 
 test("DATABASE_URL names another role: created after the install; ports come from the URLs", () => {
