@@ -4,6 +4,8 @@ import type { Config } from "jest";
 // ESM throughout (got is ESM-only): swc strips types and keeps `import`, Node runs the modules.
 const config: Config = {
   testEnvironment: "node",
+  // Workspace packages resolve to their TypeScript sources (src/), not to the compiled dist/.
+  testEnvironmentOptions: { customExportConditions: ["@gen/source", "node", "node-addons"] },
   extensionsToTreatAsEsm: [".ts"],
   transform: {
     "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" }, module: { type: "es6" } }],

@@ -11,7 +11,7 @@ test.each([
   ["gateway", { REDIS_SENTINELS: "127.0.0.1:1" }, /^gateway: REDIS_SENTINEL_NAME \(the master group name\) is required when REDIS_SENTINELS is set$/],
   ["worker", { REDIS_SENTINELS: "127.0.0.1", REDIS_SENTINEL_NAME: "m" }, /^worker: REDIS_SENTINELS must be a comma-separated list of host:port, got "127\.0\.0\.1"$/],
 ])("%s refuses %p with one line and exit status 1", async (app, broken, pattern) => {
-  const result = await run(process.execPath, ["--import", "tsx", `apps/${app}/src/main.ts`], { env: { ...process.env, NODE_OPTIONS: "", LOG_LEVEL: "silent", ...broken }, timeout: 30_000 }).then(
+  const result = await run(process.execPath, ["--conditions=@gen/source", "--import", "tsx", `apps/${app}/src/main.ts`], { env: { ...process.env, NODE_OPTIONS: "", LOG_LEVEL: "silent", ...broken }, timeout: 30_000 }).then(
     () => ({ code: 0, stderr: "" }),
     (error: { code: number; stderr: string }) => error,
   );
