@@ -91,7 +91,11 @@ if main and timeouts > 0 and ARGV[7] ~= '1' then
   return out
 end
 if ARGV[7] == '1' then
-  redis.call('ZADD', KEYS[3], 'NX', now, member)
+  -- First come, first served, also within one millisecond (equal scores would sort by name).
+  local score = now
+  local tail = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+  if tail[2] and tonumber(tail[2]) >= now then score = tonumber(tail[2]) + 0.001 end
+  redis.call('ZADD', KEYS[3], 'NX', score, member)
   redis.call('PEXPIRE', KEYS[3], ARGV[8])
   out[1] = 3
 end
