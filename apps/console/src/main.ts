@@ -1,12 +1,12 @@
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "@gen/config";
 import { checkDatabase } from "@gen/db";
+import { drainOnSignal } from "@gen/http";
 import { createLogger } from "@gen/logger";
 import { checkRedis } from "@gen/queues";
 import { createConsoleApp } from "./console-app.ts";
 import { buildConsoleDeps, closeConsoleDeps } from "./console-deps.ts";
 
-const SHUTDOWN_GRACE_MS = 10_000;
 
 /** `pnpm start:console`: the console alone on CONSOLE_PORT, so it can stay off the public listener. */
 async function main(): Promise<void> {
@@ -22,18 +22,7 @@ async function main(): Promise<void> {
   logger.info("console listening", { port, base_url: config.console.baseUrl });
   process.send?.({ ready: "console", port });
 
-  const shutdown = (signal: string) => {
-    logger.info("console shutting down", { signal });
-    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-    server.close(async () => {
-      await closeConsoleDeps(deps);
-      clearTimeout(force);
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-  };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
+  drainOnSignal(server, "console", logger, () => closeConsoleDeps(deps));
 }
 
 main().catch((error: unknown) => {

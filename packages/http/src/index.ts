@@ -3,3 +3,4 @@ export { errorHandler } from "./error-handler.ts";
 export { requestId } from "./request-id.ts";
 export { requestLog } from "./request-log.ts";
 export { sendError } from "./send-error.ts";
+export { drainOnSignal } from "./drain-on-signal.ts";
