@@ -48,6 +48,7 @@ async function stages(tasks: { id: string; finishedAt: Date | null }[]): Promise
       rows.handOff.push(job.timestamp - task.finishedAt!.getTime());
       rows.wait.push(job.processedOn - job.timestamp);
       rows.run.push(post - job.processedOn);
+      if (process.env.FAULTS_DEBUG && rows.run.length <= 5) process.stdout.write(`debug ${task.id} finished ${task.finishedAt!.getTime()} added ${job.timestamp} processed ${job.processedOn} done ${job.finishedOn} starts ${job.attemptsStarted} delay ${job.delay} post ${post}\n`);
     }
     const fmt = (values: number[]) => (values.sort((a, b) => a - b), `p50 ${percentile(values, 50)} / p99 ${percentile(values, 99)} ms`);
     return `hand-off ${fmt(rows.handOff)}; queue wait ${fmt(rows.wait)}; run ${fmt(rows.run)} (${rows.run.length} jobs)`;
