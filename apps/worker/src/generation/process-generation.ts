@@ -1,5 +1,5 @@
 import type { ModelEntry } from "@gen/catalog";
-import type { Task } from "@gen/db";
+import { loadTask, type Task } from "@gen/db";
 import { WorkflowError, type WorkflowCode } from "@gen/errors";
 import { recordTaskFinished } from "@gen/metrics";
 import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
@@ -29,7 +29,7 @@ type Pending = { kind: "pending"; pollAt: number };
  * job; workflow failures end the task.
  */
 export async function generationStep(deps: GenerationDeps, taskId: string): Promise<number | undefined> {
-  const loaded = await deps.db.task.findUnique({ where: { id: taskId } });
+  const loaded = await loadTask(deps.db, taskId);
   if (!loaded || loaded.discardedAt) return undefined;
   if (TERMINAL.has(loaded.status)) {
     await cancelUpstreamOfCanceled(deps, loaded);
