@@ -71,3 +71,22 @@ test("two workers run each periodic job once per interval between them, not once
   }
   expect(runs.length).toBe(done.length);
 }, 20_000);
+
+test("a job on the maintenance queue that names no periodic job runs nothing", async () => {
+  const runs: Run[] = [];
+  const maintenance = await instance(3, runs);
+  await maintenance.worker.pause();
+  const connection = createRedis("redis://127.0.0.1:6379", "blocking");
+  const queue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, connection, prefix);
+  // Its schedulers and their runs go; only the stray job is left.
+  await queue.obliterate({ force: true });
+  runs.length = 0;
+  const job = await queue.add("drop-tables", {} as MaintenanceJobData);
+  maintenance.worker.resume();
+  for (let i = 0; i < 100 && !(await job.isCompleted()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(await job.isCompleted()).toBe(true);
+  expect(runs).toEqual([]);
+  await queue.obliterate({ force: true });
+  await queue.close();
+  connection.disconnect();
+}, 20_000);
