@@ -28,7 +28,7 @@ export function consoleRoutes(deps: GatewayDeps): Router {
   const ui = createConsoleUi();
   const secureCookies = cookiesAreSecure(config.baseUrl);
   const sessions = new SessionStore(deps.redis, config.queuePrefix, config.console);
-  const queues = [deps.generationQueue, deps.webhookQueue, deps.webhookSlowQueue];
+  const queues = [deps.generationQueue, deps.webhookQueue, deps.webhookSlowQueue, deps.maintenanceQueue];
   const router = Router();
 
   router.use(securityHeaders);
