@@ -1,6 +1,7 @@
 import type { ModelEntry } from "@gen/catalog";
 import { loadTask, type Task } from "@gen/db";
 import { WorkflowError, type WorkflowCode } from "@gen/errors";
+import { TASK_ID_PATTERN } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
 import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/settlement";
@@ -29,6 +30,8 @@ type Pending = { kind: "pending"; pollAt: number };
  * job; workflow failures end the task.
  */
 export async function generationStep(deps: GenerationDeps, taskId: string): Promise<number | undefined> {
+  // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
+  if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
   const loaded = await loadTask(deps.db, taskId);
   if (!loaded || loaded.discardedAt) return undefined;
   if (TERMINAL.has(loaded.status)) {
