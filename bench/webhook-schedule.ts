@@ -2,7 +2,7 @@
 // 300 s final attempt, 10 s timeout). Runs ~5.5 minutes against a throwaway PostgreSQL database and
 // a QUEUE_PREFIX of its own on the local Redis; receivers are HTTPS servers on 127.0.0.1.
 //
-//   pnpm exec tsx bench/webhook-schedule.ts
+//   pnpm exec tsx --conditions=@gen/source bench/webhook-schedule.ts
 //
 // Environment: DATABASE_URL (a database on the server to create the throwaway one from),
 // REDIS_URL, BENCH_RATE (tasks/s, default 150), BENCH_SECONDS (default 10), BENCH_SCHEDULE_TASKS

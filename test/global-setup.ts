@@ -2,9 +2,12 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-// One fresh database per test run, migrated with the real migrations; test files isolate from
-// each other with their own users and their own QUEUE_PREFIX.
+// Current compiled output, and one fresh database per test run, migrated with the real migrations;
+// test files isolate from each other with their own users and their own QUEUE_PREFIX.
 export default async function globalSetup(): Promise<void> {
+  // Tests run the sources; the ones that run `pnpm start` or the production directory run dist/.
+  // Rebuilds only the packages whose src/ changed since the last `pnpm build` (none: ~0.1 s).
+  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { stdio: "inherit" });
   const admin = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
   const name = `gen_test_${randomBytes(4).toString("hex")}`;
   const client = new pg.Client({ connectionString: admin });

@@ -1,13 +1,11 @@
 import express from "express";
+import { createConsoleRouter } from "@gen/console";
 import { ApiError } from "@gen/errors";
-import { consoleRoutes } from "./console/console-routes.ts";
+import { errorHandler, requestId, requestLog } from "@gen/http";
 import { answerUnparseableTargets } from "./http/unparseable-target.ts";
-import { errorHandler } from "./middleware/error-handler.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
 import { noSniff } from "./middleware/no-sniff.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
-import { requestId } from "./middleware/request-id.ts";
-import { requestLog } from "./middleware/request-log.ts";
 import { accountRoutes } from "./routes/account-routes.ts";
 import { healthRoutes } from "./routes/health-routes.ts";
 import { metricsRoutes } from "./routes/metrics-routes.ts";
@@ -30,7 +28,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   // Stored media may hold upstream-chosen bytes: a browser must never sniff them into HTML/script.
   app.use("/cdn", noSniff, express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
   app.use(openApiRoutes(deps));
-  app.use("/console", consoleRoutes(deps));
+  // Off with CONSOLE_ON_GATEWAY=false, when `pnpm start:console` serves it on a private listener.
+  if (deps.config.console.onGateway) app.use("/console", createConsoleRouter(deps, { baseUrl: deps.config.baseUrl }));
   // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
   app.use("/api", originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]));
   app.use(submissionRoutes(deps));

@@ -1,20 +1,20 @@
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "@gen/config";
 import { checkDatabase } from "@gen/db";
+import { drainOnSignal } from "@gen/http";
 import { createLogger } from "@gen/logger";
 import { startMetricsServer } from "@gen/metrics";
 import { checkRedis } from "@gen/queues";
 import { createApp } from "./create-app.ts";
 import { buildDeps, closeDeps } from "./services/build-deps.ts";
 
-const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger("gateway", config.logLevel);
   const deps = buildDeps(config, logger);
   await checkDatabase(deps.db, config.databaseUrl);
-  await checkRedis(deps.redis, config.redisUrl);
+  await checkRedis(deps.redis, config.redis);
 
   const server = createApp(deps).listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
@@ -23,20 +23,10 @@ async function main(): Promise<void> {
   logger.info("gateway listening", { port, base_url: config.baseUrl });
   process.send?.({ ready: "gateway", port });
 
-  // SIGTERM: stop accepting, let in-flight requests finish, then close the stores.
-  const shutdown = (signal: string) => {
-    logger.info("gateway shutting down", { signal });
-    const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+  drainOnSignal(server, "gateway", logger, async () => {
     metricsServer?.close();
-    server.close(async () => {
-      await closeDeps(deps);
-      clearTimeout(force);
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-  };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
+    await closeDeps(deps);
+  });
 }
 
 main().catch((error: unknown) => {

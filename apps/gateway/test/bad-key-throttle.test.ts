@@ -63,7 +63,7 @@ test("TRUST_PROXY=1: the address behind the proxy is the one counted", async () 
 
 test("Redis away: failed lookups are counted by the process itself", async () => {
   const { createRedis } = await import("@gen/queues");
-  const { RateLimiter } = await import("../src/services/rate-limiter.ts");
+  const { RateLimiter } = await import("@gen/rate-limit");
   const { BadKeyThrottle } = await import("../src/services/bad-key-throttle.ts");
   const gw = await createTestGateway(LIMITS, (deps) => {
     const redis = createRedis("redis://127.0.0.1:1", "request");

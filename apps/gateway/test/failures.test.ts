@@ -4,7 +4,7 @@ import { createDatabase } from "@gen/db";
 import { ApiError } from "@gen/errors";
 import { newTaskId } from "@gen/ids";
 import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
-import { RateLimiter } from "../src/services/rate-limiter.ts";
+import { RateLimiter } from "@gen/rate-limit";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, testDatabase, type TestUser } from "./support/test-gateway.ts";
 

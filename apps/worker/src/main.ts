@@ -17,9 +17,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger("worker", config.logLevel);
   const db = createDatabase(config.databaseUrl);
-  const redis = createRedis(config.redisUrl, "blocking");
+  const redis = createRedis(config.redis, "blocking");
   await checkDatabase(db, config.databaseUrl);
-  await checkRedis(redis, config.redisUrl);
+  await checkRedis(redis, config.redis);
   const catalog = loadCatalog(config.modelCatalogPath);
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const storage = createStorage(config);
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
-  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, logger, metrics }, redis);
+  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, handOffWebhook: delivery.handOff, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
 
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);

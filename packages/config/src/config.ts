@@ -1,7 +1,10 @@
 /** Everything both apps read from the environment, parsed and validated once at start-up. */
 export interface Config {
   databaseUrl: string;
+  /** REDIS_URL as given. Connect through `redis` (it may name a Sentinel group or a cluster instead). */
   redisUrl: string;
+  /** Where Redis is: REDIS_CLUSTER_NODES or REDIS_SENTINELS win over REDIS_URL. */
+  redis: RedisConfig;
   queuePrefix: string;
   port: number;
   baseUrl: string;
@@ -52,6 +55,14 @@ export interface ConsoleConfig {
   sessionMaxMs: number;
   /** Sign-in attempts per client address and per e-mail. */
   signInRate: RateConfig;
+  /** Whether the gateway serves the console at /console on its own port (CONSOLE_ON_GATEWAY). */
+  onGateway: boolean;
+  /** Port of `pnpm start:console`, the console on a listener of its own (CONSOLE_PORT). */
+  port: number;
+  /** The address operators reach `pnpm start:console` at (CONSOLE_BASE_URL): same-origin checks, Secure cookies. */
+  baseUrl: string;
+  /** Signs session and sign-in CSRF cookies; unset, one random secret per deployment is kept in Redis. */
+  sessionSecret: string | undefined;
 }
 
 export interface StorageConfig {
@@ -67,3 +78,13 @@ export interface RateConfig {
   perSec: number;
   burst: number;
 }
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+export type RedisConfig =
+  | { mode: "single"; url: string }
+  | { mode: "sentinel"; sentinels: RedisNode[]; name: string; password: string | undefined; sentinelPassword: string | undefined }
+  | { mode: "cluster"; nodes: RedisNode[]; password: string | undefined };

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import path from "node:path";
 import type { Config } from "./config.ts";
+import { redisConfig } from "./redis-config.ts";
 import { ConfigError } from "./config-error.ts";
 
 type Env = Record<string, string | undefined>;
@@ -11,9 +12,11 @@ export const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/gen";
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, "PORT", 8080, 0, 65535);
   const baseUrl = url(env, "BASE_URL", `http://localhost:${port}`);
+  const consolePort = int(env, "CONSOLE_PORT", 8081, 0, 65535);
   const config: Config = {
     databaseUrl: str(env, "DATABASE_URL", DEFAULT_DATABASE_URL),
     redisUrl: str(env, "REDIS_URL", "redis://127.0.0.1:6379"),
+    redis: redisConfig(env, str(env, "REDIS_URL", "redis://127.0.0.1:6379"), str(env, "QUEUE_PREFIX", "gen")),
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
     port,
     baseUrl,
@@ -54,6 +57,10 @@ export function loadConfig(env: Env = process.env): Config {
       sessionIdleMs: int(env, "CONSOLE_SESSION_IDLE_MS", 8 * 3600_000, 1000),
       sessionMaxMs: int(env, "CONSOLE_SESSION_MAX_MS", 24 * 3600_000, 1000),
       signInRate: { perSec: num(env, "CONSOLE_SIGN_IN_RATE_PER_MIN", 10) / 60, burst: int(env, "CONSOLE_SIGN_IN_BURST", 10, 1) },
+      onGateway: bool(env, "CONSOLE_ON_GATEWAY", true),
+      port: consolePort,
+      baseUrl: url(env, "CONSOLE_BASE_URL", `http://localhost:${consolePort}`),
+      sessionSecret: secret(env, "CONSOLE_SESSION_SECRET", 32),
     },
   };
   // Attempt 3 is due at finished + FINAL; attempts 1 and 2 may each take up to the timeout, with the
@@ -88,6 +95,14 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 function str(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value === "" ? fallback : value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? "").trim();
+  if (raw === "") return fallback;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function num(env: Env, name: string, fallback: number): number {

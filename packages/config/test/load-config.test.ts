@@ -32,6 +32,12 @@ describe("loadConfig", () => {
     ["POLL_RATE_PER_SEC", "-1"],
     ["STORAGE_BACKEND", "ftp"],
     ["BASE_URL", "not a url"],
+    ["CONSOLE_PORT", "65536"],
+    ["CONSOLE_PORT", "8081x"],
+    ["CONSOLE_ON_GATEWAY", "yes"],
+    ["CONSOLE_ON_GATEWAY", "1"],
+    ["CONSOLE_BASE_URL", "console.internal"],
+    ["CONSOLE_SESSION_SECRET", "too short to sign anything"],
   ])("refuses %s=%s with a ConfigError naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -41,6 +47,13 @@ describe("loadConfig", () => {
     const env = { WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_DELAY_MS: "4000" };
     expect(() => loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "5999" })).toThrow(/WEBHOOK_FINAL_ATTEMPT_MS must be at least .* \(6000\)/);
     expect(loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "6000" }).webhookFinalAttemptMs).toBe(6000);
+  });
+
+  it("the console: on the gateway by default, its own listener's port and address, an optional secret", () => {
+    expect(loadConfig({}).console).toMatchObject({ onGateway: true, port: 8081, baseUrl: "http://localhost:8081", sessionSecret: undefined });
+    const own = loadConfig({ CONSOLE_ON_GATEWAY: "false", CONSOLE_PORT: "9443", CONSOLE_SESSION_SECRET: "s".repeat(32) }).console;
+    expect(own).toMatchObject({ onGateway: false, port: 9443, baseUrl: "http://localhost:9443", sessionSecret: "s".repeat(32) });
+    expect(loadConfig({ CONSOLE_BASE_URL: "https://ops.example.com/" }).console.baseUrl).toBe("https://ops.example.com");
   });
 
   it("requires a bucket for the S3 backend", () => {

@@ -29,8 +29,11 @@ export interface DatabaseOptions {
    * to a client is true. Default: queryTimeoutMs minus 1 s (at least half of it).
    */
   statementTimeoutMs?: number;
-  /** Called with every SQL statement sent (tests use it to count round trips). */
-  onQuery?: (sql: string) => void;
+  /**
+   * Called with every SQL statement sent and its bound values (tests count round trips with it;
+   * bench/data-scale.ts replays the exact statements under EXPLAIN).
+   */
+  onQuery?: (sql: string, values: unknown[]) => void;
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -53,9 +56,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const adapter = new PrismaPg(pool);
   const onQuery = options.onQuery;
   const client = onQuery ? new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] }) : new PrismaClient({ adapter });
-  if (onQuery) client.$on("query" as never, (event: { query: string }) => onQuery(event.query));
+  if (onQuery) client.$on("query" as never, (event: { query: string; params: string }) => onQuery(event.query, parseParams(event.params)));
   const query = async <R extends object>(text: string, values?: unknown[]) => {
-    onQuery?.(text);
+    onQuery?.(text, values ?? []);
     const result = await pool.query(text, values);
     return { rows: result.rows as R[], rowCount: result.rowCount };
   };
@@ -72,4 +75,14 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       await pool.end().catch(() => undefined);
     },
   });
+}
+
+/** Prisma's query event carries the bound values as a JSON array in a string. */
+function parseParams(params: string): unknown[] {
+  try {
+    const parsed: unknown = JSON.parse(params);
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
 }

@@ -11,16 +11,16 @@ export async function hasLiveAttemptJob(queue: Queue<WebhookJobData>, taskId: st
 }
 
 /**
- * Makes sure attempt `attempt` has a job that runs now. A finished job under the same id would
+ * Makes sure attempt `attempt` has a job that runs now (or after `delayMs`). A finished job under the same id would
  * swallow the add (BullMQ ignores a known id), so it is removed first. Returns whether a job was
  * added. Two callers racing here (reconcilers, a console redelivery) end with one job: the id is
  * the same.
  */
-export async function ensureAttemptJob(queue: Queue<WebhookJobData>, taskId: string, attempt: number): Promise<boolean> {
+export async function ensureAttemptJob(queue: Queue<WebhookJobData>, taskId: string, attempt: number, delayMs = 0): Promise<boolean> {
   const id = webhookJobId(taskId, attempt);
   const state = await queue.getJobState(id);
   if (LIVE.has(state)) return false;
   if (state !== "unknown") await queue.remove(id).catch(() => 0);
-  await enqueueWebhookAttempt(queue, taskId, attempt, 0);
+  await enqueueWebhookAttempt(queue, taskId, attempt, delayMs);
   return true;
 }

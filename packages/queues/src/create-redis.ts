@@ -1,16 +1,71 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
+import type { RedisConfig } from "@gen/config";
+
+/** A connection in any of the three topologies; BullMQ and every Redis user take either. */
+export type RedisClient = Redis | Cluster;
+
+export type RedisRole = "request" | "blocking";
+
+// Reconnection is automatic and never gives up; a few seconds apart at most.
+const retryStrategy = (times: number) => Math.min(times * 200, 2000);
 
 /**
+ * The one place Redis connections are made (REDIS_URL, a Sentinel group or a cluster, from
+ * `config.redis`; a plain URL string is a single node).
+ *
  * `request` connections serve HTTP requests: they fail fast while Redis is away (70001) instead of
  * queueing commands. `blocking` connections belong to BullMQ workers, which must wait forever.
  */
-export function createRedis(url: string, role: "request" | "blocking"): Redis {
-  const options: RedisOptions =
-    role === "request"
-      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectTimeout: 1000, lazyConnect: false }
-      : { maxRetriesPerRequest: null, enableReadyCheck: true };
-  const redis = new Redis(url, { ...options, retryStrategy: (times) => Math.min(times * 200, 2000) });
+export function createRedis(url: string, role: RedisRole): Redis;
+export function createRedis(target: RedisConfig | string, role: RedisRole): RedisClient;
+export function createRedis(target: RedisConfig | string, role: RedisRole): RedisClient {
+  const config: RedisConfig = typeof target === "string" ? { mode: "single", url: target } : target;
+  const redis = config.mode === "cluster" ? createCluster(config, role) : createNode(config, role);
   // Reconnection is automatic; the error event only needs a listener so it is not thrown.
   redis.on("error", () => {});
   return redis;
+}
+
+function roleOptions(role: RedisRole): RedisOptions {
+  return role === "request"
+    ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 2000, connectTimeout: 1000, lazyConnect: false }
+    : { maxRetriesPerRequest: null, enableReadyCheck: true };
+}
+
+function createNode(config: Exclude<RedisConfig, { mode: "cluster" }>, role: RedisRole): Redis {
+  if (config.mode === "single") return new Redis(config.url, { ...roleOptions(role), retryStrategy });
+  return new Redis({
+    ...roleOptions(role),
+    sentinels: config.sentinels,
+    name: config.name,
+    password: config.password,
+    sentinelPassword: config.sentinelPassword,
+    retryStrategy,
+    sentinelRetryStrategy: retryStrategy,
+    // Watches the sentinels' +switch-master, so a failover is followed at once rather than when
+    // the old primary's connection finally breaks.
+    failoverDetector: true,
+    // A demoted primary answers writes with READONLY until Sentinel has it drop its clients:
+    // reconnect (through the sentinels, to the new primary) and resend.
+    reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
+  });
+}
+
+function createCluster(config: Extract<RedisConfig, { mode: "cluster" }>, role: RedisRole): Cluster {
+  const { enableOfflineQueue, ...redisOptions } = roleOptions(role);
+  const options: ClusterOptions = {
+    redisOptions: { ...redisOptions, password: config.password },
+    enableOfflineQueue,
+    enableReadyCheck: true,
+    // Writes and BullMQ's scripts go to the slot's primary; replicas only stand by for failover.
+    scaleReads: "master",
+    clusterRetryStrategy: retryStrategy,
+    // While a primary is being replaced the slot has no owner (CLUSTERDOWN) or moves (MOVED/ASK):
+    // wait and retry a little rather than failing the command at once.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 300,
+    retryDelayOnTryAgain: 200,
+    slotsRefreshTimeout: 2000,
+  };
+  return new Cluster(config.nodes, options);
 }

@@ -6,5 +6,6 @@ export { checkRedis } from "./check-redis.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
 export { createQueue } from "./create-queue.ts";
-export { createRedis } from "./create-redis.ts";
-export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotOptions, type HostSlots } from "./host-slots.ts";
+export { createRedis, type RedisClient, type RedisRole } from "./create-redis.ts";
+export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotAnswer, type HostSlotOptions, type HostSlots, type Lane, type Promoted } from "./host-slots.ts";
+export { withDeadline } from "./with-deadline.ts";

@@ -26,3 +26,20 @@ test("nothing listening: one line naming the address and the last connection err
     redis.disconnect();
   }
 });
+
+test.each(["cluster", "sentinel"] as const)("nothing listening for a %s: one line naming the variable and the nodes", async (mode) => {
+  const nodes = [{ host: "127.0.0.1", port: await closedPort() }, { host: "::1", port: await closedPort("::1").catch(() => 1) }];
+  const config =
+    mode === "cluster"
+      ? ({ mode, nodes, password: undefined } as const)
+      : ({ mode, sentinels: nodes, name: "genmaster", password: undefined, sentinelPassword: undefined } as const);
+  const redis = createRedis(config, "request");
+  try {
+    const where = mode === "cluster" ? /cluster 127\.0\.0\.1:\d+,\[::1\]:\d+ \(REDIS_CLUSTER_NODES\)/ : /master "genmaster" of sentinels 127\.0\.0\.1:\d+,\[::1\]:\d+ \(REDIS_SENTINELS\)/;
+    const error = await checkRedis(redis, config, 500).then(() => null, (e: Error) => e);
+    expect(error?.message).toMatch(new RegExp(`^Redis does not answer at ${where.source}: no answer within 500 ms`));
+    expect(error?.message).not.toContain("\n");
+  } finally {
+    redis.disconnect();
+  }
+});

@@ -48,8 +48,8 @@ export const FAULT_TIMINGS = {
 };
 
 /**
- * The real gateway and worker processes (main.ts, as `pnpm start` runs them) on the given
- * PostgreSQL database and Redis, under a QUEUE_PREFIX of their own.
+ * The real gateway and worker processes (main.ts from sources; `pnpm start` runs it compiled) on
+ * the given PostgreSQL database and Redis, under a QUEUE_PREFIX of their own.
  */
 export async function startFaultStack(options: FaultStackOptions): Promise<FaultStack> {
   const port = await closedPort();

@@ -1,12 +1,20 @@
 import type { FaultStack } from "./fault-stack.ts";
 
-/** Submits `count` tasks, 20 at a time; every one must be accepted. Returns their ids in order. */
-export async function submitMany(stack: FaultStack, auth: string, count: number, body: (i: number) => Record<string, unknown>, pathname = "/api/v1/detect"): Promise<string[]> {
+/**
+ * Submits `count` tasks, 20 at a time; every one must be accepted. Returns their ids in order.
+ * `auth` may depend on the task's index (several customers' tasks interleaved); `ratePerSec` paces
+ * the submissions instead of sending them as fast as the gateway answers.
+ */
+export async function submitMany(stack: FaultStack, auth: string | ((i: number) => string), count: number, body: (i: number) => Record<string, unknown>, pathname = "/api/v1/detect", ratePerSec?: number): Promise<string[]> {
   const ids: string[] = new Array<string>(count);
   let next = 0;
+  const started = Date.now();
   const lane = async () => {
     for (let i = next++; i < count; i = next++) {
-      const answer = await stack.call(auth, "POST", pathname, body(i));
+      // Paced: submission i is not sent before started + i / rate.
+      const wait = ratePerSec === undefined ? 0 : started + (i * 1000) / ratePerSec - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const answer = await stack.call(typeof auth === "string" ? auth : auth(i), "POST", pathname, body(i));
       if (answer.status >= 300) throw new Error(`submission ${i} answered ${answer.status} ${JSON.stringify(answer.body)}`);
       ids[i] = answer.body.id as string;
     }

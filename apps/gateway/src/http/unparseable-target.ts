@@ -1,9 +1,7 @@
 import type { Express, NextFunction, Request, Response } from "express";
 import { ApiError } from "@gen/errors";
 import type { Logger } from "@gen/logger";
-import { requestId } from "../middleware/request-id.ts";
-import { context } from "./request-context.ts";
-import { sendError } from "./send-error.ts";
+import { context, requestId, sendError } from "@gen/http";
 
 type Handle = (req: Request, res: Response, done?: NextFunction) => void;
 

@@ -1,8 +1,8 @@
 import type { RequestHandler } from "express";
 import type { RateConfig } from "@gen/config";
 import { ApiError } from "@gen/errors";
-import { context } from "../http/request-context.ts";
-import type { RateLimiter } from "../services/rate-limiter.ts";
+import { context } from "@gen/http";
+import type { RateLimiter } from "@gen/rate-limit";
 
 /**
  * Per-user limits shared by every gateway through Redis. Redis away means 70001 before any work,

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { ApiError } from "@gen/errors";
-import { context } from "../http/request-context.ts";
+import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";

@@ -2,7 +2,7 @@ import { Router } from "express";
 import { ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
 import { ApiError } from "@gen/errors";
 import { renderTask } from "@gen/task-render";
-import { context } from "../http/request-context.ts";
+import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
 import { jsonBody } from "../middleware/json-body.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";

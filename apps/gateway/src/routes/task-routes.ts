@@ -4,7 +4,7 @@ import { ApiError } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
 import { readTask } from "../services/read-task.ts";
-import { context } from "../http/request-context.ts";
+import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
 import { cancelTask } from "../services/cancel-task.ts";

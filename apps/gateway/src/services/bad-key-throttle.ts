@@ -1,6 +1,6 @@
 import type { RateConfig } from "@gen/config";
 import { ApiError } from "@gen/errors";
-import type { RateLimiter } from "./rate-limiter.ts";
+import type { RateLimiter } from "@gen/rate-limit";
 
 const VALID_KEYS_MAX = 50_000;
 const VALID_KEY_TTL_MS = 15 * 60_000;

@@ -6,15 +6,15 @@ import { createMetrics } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { BadKeyThrottle } from "./bad-key-throttle.ts";
-import { RateLimiter } from "./rate-limiter.ts";
+import { RateLimiter } from "@gen/rate-limit";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
-  const redis = createRedis(config.redisUrl, "request");
+  const redis = createRedis(config.redis, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.
   const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
-  // Only watched from here too: the workers' periodic jobs (reconcilers, purge) and their schedulers.
+  // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const rateLimiter = new RateLimiter(redis, config.queuePrefix);
   return {

@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { Catalog } from "@gen/catalog";
 import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
@@ -7,7 +7,7 @@ import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { GenerationJobData, MaintenanceJobData, WebhookJobData } from "@gen/queues";
 import type { BadKeyThrottle } from "./bad-key-throttle.ts";
-import type { RateLimiter } from "./rate-limiter.ts";
+import type { RateLimiter } from "@gen/rate-limit";
 
 /** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
 export interface GatewayDeps {

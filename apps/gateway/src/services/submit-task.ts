@@ -6,7 +6,7 @@ import { newTaskId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, generationJobId } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { validateSubmission } from "./validate-submission.ts";
-import { withDeadline } from "./with-deadline.ts";
+import { withDeadline } from "@gen/queues";
 
 export interface SubmitInput {
   userId: string;

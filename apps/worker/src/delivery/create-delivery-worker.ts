@@ -1,5 +1,5 @@
 import { Worker, type Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
@@ -7,6 +7,8 @@ import type { Metrics } from "@gen/metrics";
 import { QUEUE_NAMES, createHostSlots, createQueue, type WebhookJobData } from "@gen/queues";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
+import { FINAL_ATTEMPT_WINDOW_MS } from "./delivery-schedule.ts";
+import { firstAttemptHandOff, type HandOffFirstAttempt } from "./hand-off-first-attempt.ts";
 import { processDelivery } from "./process-delivery.ts";
 import { RENDER_TIMEOUT_MS, taskBodyRenderer, type RenderBody } from "./render-body.ts";
 
@@ -33,6 +35,8 @@ export interface DeliveryWorker {
   webhookQueue: Queue<WebhookJobData>;
   /** Producer handle of the slow lane (the reconciler looks there before re-adding a job). */
   slowQueue: Queue<WebhookJobData>;
+  /** Enqueues attempt 1 of a task that just became terminal, routed by its receiver's tickets. */
+  handOff: HandOffFirstAttempt;
   /** Waits for running attempts, then closes the worker, the queue handle and an owned sender. */
   close(): Promise<void>;
 }
@@ -67,6 +71,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     cap: config.webhookHostConcurrency,
     leaseMs: longestAttemptMs + 5_000,
     slowMemoryMs: Math.max(60_000, 6 * config.webhookTimeoutMs),
+    // A parked attempt waits at most until its window closes; attempt 3's closes last.
+    waitMemoryMs: config.webhookFinalAttemptMs + FINAL_ATTEMPT_WINDOW_MS + 60_000,
   });
   const deps: DeliveryDeps = {
     config,
@@ -93,7 +99,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   };
   const worker = new Worker<WebhookJobData>(QUEUE_NAMES.webhook, (job, token) => processDelivery(deps, job, token), { ...workerOptions, concurrency: config.deliveryConcurrency });
   // The slow lane's slots are few: its receivers hold each one for a whole timeout.
-  const slowDeps: DeliveryDeps = { ...deps, lane: "slow", slowQueue: undefined };
+  const slowDeps: DeliveryDeps = { ...deps, lane: "slow" };
   const slowWorker = new Worker<WebhookJobData>(QUEUE_NAMES.webhookSlow, (job, token) => processDelivery(slowDeps, job, token), {
     ...workerOptions,
     concurrency: Math.max(1, Math.floor(config.deliveryConcurrency / 4)),
@@ -108,6 +114,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     slowWorker,
     webhookQueue,
     slowQueue,
+    handOff: firstAttemptHandOff(deps),
     async close() {
       await Promise.all([worker.close(), slowWorker.close()]);
       if (ownSender) sender.close();

@@ -17,10 +17,10 @@ export interface DeliveryDeps {
   now: () => Date;
   /** `webhook_attempts_total` and `webhook_dispatch_seconds`; absent in processes without metrics. */
   metrics?: Metrics;
-  /** Fleet-wide slots per receiver host; absent: no per-host cap (unit tests of the schedule). */
+  /** Fleet-wide tickets per receiver host; absent: no per-host cap (unit tests of the schedule). */
   hostSlots?: HostSlots;
   /** Which queue this handler serves: attempts of hosts that keep timing out run in the slow one. */
   lane: "main" | "slow";
-  /** Where the main lane moves attempts of such hosts. */
+  /** Where the main lane moves attempts of such hosts (and where promoted slow-lane waiters are). */
   slowQueue?: Queue<WebhookJobData>;
 }

@@ -1,23 +1,21 @@
-import type { Job } from "bullmq";
-import { DelayedError } from "bullmq";
-import { ensureAttemptJob, type WebhookJobData } from "@gen/queues";
+import { DelayedError, Job } from "bullmq";
+import { enqueueWebhookAttempt, ensureAttemptJob, webhookJobId, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
 import type { AttemptResult } from "./attempt-result.ts";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 
-/** A slot held for one attempt; `release` is called once the attempt is over. */
+/** A ticket held for one attempt; `release` is called once the attempt is over. */
 export interface HeldSlot {
   release(result: AttemptResult): void;
 }
 
-const NO_SLOT: HeldSlot = { release: () => undefined };
-// A denied attempt asks again after about as long as the host's oldest attempt in flight has run
-// (jittered; at least MIN_RETRY_MS, at most a timeout), and after half to one timeout in the slow
-// lane. A fast receiver at its cap frees slots within milliseconds, so its attempts barely wait
-// (a wait doubling per denial cut one busy receiver's deliveries to a quarter); a hanging one frees
-// them only at its timeout, so its waiting jobs ask less and less often. The window bounds every wait.
-const MIN_RETRY_MS = 20;
+export type GateDeps = Pick<DeliveryDeps, "hostSlots" | "webhookQueue" | "slowQueue" | "logger" | "config" | "now">;
 
-/** The receiver a URL's slots are counted under (host and port, lower case); null if unparsable. */
+const NO_SLOT: HeldSlot = { release: () => undefined };
+// One freed ticket can meet waiters whose jobs already ended (run at their fallback time, removed):
+// each is handed the ticket back and the next is tried, up to this many per call.
+const MAX_PROMOTIONS = 64;
+
+/** The receiver a URL's tickets are counted under (host and port, lower case); null if unparsable. */
 export function receiverHost(url: string): string | null {
   try {
     return new URL(url).host.toLowerCase() || null;
@@ -27,43 +25,130 @@ export function receiverHost(url: string): string | null {
 }
 
 /**
- * Asks for a slot of the attempt's receiver host (one Redis round trip). Granted: the attempt goes
- * on. At the host's cap: the job goes back to delayed, no later than the last moment the attempt
- * can still start inside its window, and its worker slot is free for other receivers' attempts
- * (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane:
- * the job moves to the slow lane and this one ends. Redis trouble here does not stop delivery:
- * the attempt runs without a slot (logged).
+ * When a parked attempt runs if no ticket reaches it: the first moment it can no longer finish
+ * inside its window, so that run records `stale_claim` without sending (and without a ticket).
  */
-export async function enterHostGate(deps: DeliveryDeps, job: Job<WebhookJobData>, token: string | undefined, url: string, latestStart: Date): Promise<HeldSlot | "moved"> {
+export function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): number {
+  return windowEndsAt.getTime() - deps.config.webhookTimeoutMs + 1;
+}
+
+/**
+ * Asks for a ticket of the attempt's receiver host (one Redis round trip). Granted: the attempt
+ * goes on. At the host's cap: the job is parked, i.e. delayed until the end of its window and put
+ * on the host's waiting list, and a freed ticket promotes it; its worker slot is free meanwhile
+ * (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane: the
+ * attempt moves to the slow lane and this job ends. Redis trouble here does not stop delivery: the
+ * attempt runs without a ticket (logged).
+ */
+export async function enterHostGate(deps: GateDeps, job: Job<WebhookJobData>, token: string | undefined, url: string, lane: Lane, windowEndsAt: Date): Promise<HeldSlot | "moved"> {
   const slots = deps.hostSlots;
   const host = receiverHost(url);
   if (!slots || host === null || token === undefined || job.id === undefined) return NO_SLOT;
-  const member = `${job.id}:${token}`;
-  let answer;
+  const ticket = job.id;
   try {
-    answer = await slots.acquire(host, member, deps.lane);
+    const first = await slots.acquire(host, ticket, lane);
+    void promoteWaiters(deps, host, first.promoted);
+    if (first.slot === "granted") return heldTicket(deps, host, ticket);
+    if (first.slot === "slow") {
+      await routeToLane(deps, "slow", job.data.taskId, job.data.attempt, url, windowEndsAt);
+      return "moved";
+    }
   } catch (error) {
-    deps.logger.warn("host slot check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
+    deps.logger.warn("host ticket check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
     return NO_SLOT;
   }
-  if (answer === "granted") {
-    return {
-      release(result) {
-        const outcome = !result.ok && result.lastError === "timeout" ? "timeout" : result.status !== null ? "answered" : "other";
-        slots.release(host, member, outcome).catch((error: unknown) => deps.logger.warn("host slot release failed; its lease expires", { err: error }));
-      },
-    };
+  // Delayed first, waiting list second: a ticket handed to a waiter always finds its job delayed.
+  await job.moveToDelayed(parkedUntil(windowEndsAt, deps), token);
+  const parked = await slots.acquire(host, ticket, lane, true).catch((error: unknown) => {
+    deps.logger.warn("could not park an attempt; it runs at the end of its window", { task_id: job.data.taskId, err: error });
+    return null;
+  });
+  if (parked) {
+    void promoteWaiters(deps, host, parked.promoted);
+    // A ticket freed in between (or the host turned slow): run again now rather than at the deadline.
+    if (parked.slot !== "parked") await job.promote().catch(() => undefined);
   }
-  if (answer === "slow" && deps.slowQueue) {
-    await ensureAttemptJob(deps.slowQueue, job.data.taskId, job.data.attempt);
-    return "moved";
-  }
-  const now = deps.now().getTime();
-  const oldestRunningMs = typeof answer === "object" ? answer.oldestRunningMs : deps.config.webhookTimeoutMs;
-  // In the slow lane a slot frees about once per timeout / cap: asking sooner only burns queue turns.
-  const ceiling = deps.lane === "slow" ? deps.config.webhookTimeoutMs : Math.min(Math.max(MIN_RETRY_MS, oldestRunningMs), deps.config.webhookTimeoutMs);
-  const wait = ceiling * (0.5 + Math.random() / 2);
-  const retryAt = Math.max(now + MIN_RETRY_MS, Math.min(now + wait, latestStart.getTime()));
-  await job.moveToDelayed(retryAt, token);
   throw new DelayedError();
+}
+
+/**
+ * Enqueues attempt `attempt` in `lane` routed by its host's tickets, so a queue only holds attempts
+ * that can start: with a ticket it runs now; without one it is parked until a ticket frees (at the
+ * latest until its window closes); for a host that keeps timing out it goes to the slow lane. Used
+ * at the hand-off and when the main lane gives an attempt to the slow lane. Redis trouble with the
+ * tickets: the attempt is enqueued to run now and asks at its start.
+ */
+export async function routeToLane(deps: GateDeps, lane: Lane, taskId: string, attempt: number, url: string, windowEndsAt: Date): Promise<void> {
+  const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
+  // The main lane's hand-off adds a new id; a move to the slow lane may meet an ended job of the
+  // same id there (a reconciler's re-run), which would swallow a plain add.
+  const enqueue = (delayMs: number) => (lane === "main" ? enqueueWebhookAttempt(queue, taskId, attempt, delayMs) : ensureAttemptJob(queue, taskId, attempt, delayMs));
+  const slots = deps.hostSlots;
+  const host = receiverHost(url);
+  const ticket = webhookJobId(taskId, attempt);
+  const first = slots && host !== null ? await slots.acquire(host, ticket, lane).catch(() => null) : null;
+  if (first === null || first.slot === "granted") {
+    await enqueue(0);
+    return;
+  }
+  void promoteWaiters(deps, host!, first.promoted);
+  if (first.slot === "slow" && lane === "main") return routeToLane(deps, "slow", taskId, attempt, url, windowEndsAt);
+  await enqueue(Math.max(0, parkedUntil(windowEndsAt, deps) - deps.now().getTime()));
+  const parked = await slots!.acquire(host!, ticket, lane, true).catch(() => null);
+  if (parked) void promoteWaiters(deps, host!, parked.promoted);
+  if (parked?.slot !== "parked") await (await Job.fromId<WebhookJobData>(queue, ticket))?.promote().catch(() => undefined);
+}
+
+/**
+ * Moves the jobs of waiters that were handed a ticket to waiting. A waiter whose job no longer waits
+ * (it ran at its window's end, or is gone) gives the ticket back, which promotes the next one.
+ * Errors are logged: an unpromoted waiter still runs at the end of its window, and the ticket's
+ * lease runs out.
+ */
+export async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]): Promise<void> {
+  const slots = deps.hostSlots;
+  if (!slots) return;
+  const pending = [...promoted];
+  try {
+    for (let done = 0; pending.length > 0 && done < MAX_PROMOTIONS; done++) {
+      const { lane, ticket } = pending.shift()!;
+      const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
+      const job = await Job.fromId<WebhookJobData>(queue, ticket);
+      if (job && (await job.promote().then(() => true, async () => LIVE.has(await job.getState())))) continue;
+      pending.push(...(await slots.release(host, ticket, "other")));
+    }
+  } catch (error) {
+    deps.logger.warn("could not promote waiting webhook attempts; they run at the end of their window", { err: error });
+  }
+}
+
+// A job in one of these states will use (or is using) the ticket it was handed.
+const LIVE = new Set(["waiting", "active", "prioritized"]);
+
+/**
+ * Frees the ticket and waiting place of an attempt that will not be sent (claimed too late for its
+ * window): a parked attempt's ticket must not wait for its lease to run out.
+ */
+export async function forgetTicket(deps: GateDeps, url: string, ticket: string): Promise<void> {
+  const slots = deps.hostSlots;
+  const host = receiverHost(url);
+  if (!slots || host === null) return;
+  try {
+    await promoteWaiters(deps, host, await slots.release(host, ticket, "forget"));
+  } catch (error) {
+    deps.logger.warn("could not free a webhook ticket; its lease runs out", { err: error });
+  }
+}
+
+function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
+  const slots = deps.hostSlots!;
+  return {
+    release(result) {
+      const outcome = !result.ok && result.lastError === "timeout" ? "timeout" : result.status !== null ? "answered" : "other";
+      slots
+        .release(host, ticket, outcome)
+        .then((promoted) => promoteWaiters(deps, host, promoted))
+        .catch((error: unknown) => deps.logger.warn("host ticket release failed; its lease runs out", { err: error }));
+    },
+  };
 }

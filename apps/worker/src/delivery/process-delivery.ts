@@ -7,7 +7,7 @@ import type { DeliveryDeps } from "./delivery-deps.ts";
 import { attemptWindowEndsAt, fitsWindow, manualAttemptWindowEndsAt, type AttemptNo } from "./delivery-schedule.ts";
 import { loadDeliveryState } from "./delivery-state.ts";
 import { finishAttempt, type OpenAttempt } from "./finish-attempt.ts";
-import { enterHostGate, type HeldSlot } from "./host-gate.ts";
+import { enterHostGate, forgetTicket, type HeldSlot } from "./host-gate.ts";
 import { recordLostAttempt } from "./record-lost-attempt.ts";
 import { renderWithin } from "./render-body.ts";
 import { scheduleNextAttempt } from "./schedule-next-attempt.ts";
@@ -53,14 +53,17 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
     throw new DelayedError();
   }
 
-  // The host's slot is asked for only while the attempt can still fit its window; past that, the
-  // claim below records `stale_claim` without sending and needs no slot.
+  // The host's ticket is asked for only while the attempt can still fit its window; past that, the
+  // claim below records `stale_claim` without sending and needs none (a parked attempt's ticket and
+  // waiting place are given up, so the host's next waiter need not wait for a lease to run out).
   const windowEndsAt = manual ? manualAttemptWindowEndsAt(dueAt) : attemptWindowEndsAt(attempt as AttemptNo, dueAt, taskFinishedAt, deps.config);
   let slot: HeldSlot | undefined;
   if (fitsWindow(now, windowEndsAt, deps.config)) {
-    const gate = await enterHostGate(deps, job, token, state.url, new Date(windowEndsAt.getTime() - deps.config.webhookTimeoutMs));
+    const gate = await enterHostGate(deps, job, token, state.url, deps.lane, windowEndsAt);
     if (gate === "moved") return;
     slot = gate;
+  } else if (job.id !== undefined) {
+    await forgetTicket(deps, state.url, job.id);
   }
 
   const claim = await claimAttempt(deps.db, taskId, attempt, deps.now());

@@ -1,5 +1,5 @@
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient as Redis } from "@gen/queues";
 import { QUEUE_NAMES, type GenerationJobData } from "@gen/queues";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { runGenerationJob } from "./run-generation-job.ts";

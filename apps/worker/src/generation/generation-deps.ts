@@ -6,6 +6,7 @@ import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { WebhookJobData } from "@gen/queues";
 import type { DownloadGuard, Storage } from "@gen/storage";
+import type { HandOffFirstAttempt } from "../delivery/index.ts";
 import type { ProviderRegistry } from "./provider-registry.ts";
 
 export interface GenerationDeps {
@@ -17,6 +18,8 @@ export interface GenerationDeps {
   /** The SSRF guard every upstream file download goes through (UPSTREAM_ALLOWED_CIDRS). */
   downloadGuard: DownloadGuard;
   webhookQueue: Queue<WebhookJobData>;
+  /** The delivery worker's routed hand-off (per-host tickets); absent: attempt 1 is simply queued. */
+  handOffWebhook?: HandOffFirstAttempt;
   logger: Logger;
   /** Optional so that tests can build deps without a registry. */
   metrics?: Metrics;

@@ -7,10 +7,11 @@ import type { GenerationDeps } from "./generation-deps.ts";
  * the task result is already committed, and the delivery reconciler enqueues pending deliveries
  * of terminal tasks that have no job.
  */
-export async function handOffWebhook(deps: Pick<GenerationDeps, "webhookQueue" | "logger">, task: Task): Promise<void> {
+export async function handOffWebhook(deps: Pick<GenerationDeps, "webhookQueue" | "handOffWebhook" | "logger">, task: Task): Promise<void> {
   if (task.webhookUrl === null) return;
   try {
-    await enqueueWebhookAttempt(deps.webhookQueue, task.id, 1, 0);
+    if (deps.handOffWebhook && task.finishedAt) await deps.handOffWebhook(task.id, task.webhookUrl, task.finishedAt);
+    else await enqueueWebhookAttempt(deps.webhookQueue, task.id, 1, 0);
   } catch (error) {
     deps.logger.error("webhook hand-off failed; the reconciler will enqueue it", { task_id: task.id, err: error });
   }

@@ -1,7 +1,6 @@
 import { Worker, type Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "@gen/logger";
-import { QUEUE_NAMES, scheduleMaintenance, type MaintenanceJobData, type MaintenanceJobName } from "@gen/queues";
+import { QUEUE_NAMES, scheduleMaintenance, type MaintenanceJobData, type MaintenanceJobName, type RedisClient } from "@gen/queues";
 
 /** What each periodic job does; a run that throws is logged, and the next interval runs again. */
 export type MaintenanceRuns = Record<MaintenanceJobName, () => Promise<void>>;
@@ -9,7 +8,7 @@ export type MaintenanceRuns = Record<MaintenanceJobName, () => Promise<void>>;
 export interface MaintenanceOptions {
   queue: Queue<MaintenanceJobData>;
   /** Shared with `queue`; its reconnects re-create the schedulers (Redis may come back empty). */
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   intervals: Record<MaintenanceJobName, number>;
   runs: MaintenanceRuns;

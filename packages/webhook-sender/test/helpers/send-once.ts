@@ -1,5 +1,5 @@
 // Child-process entry for the NODE_EXTRA_CA_CERTS test: that variable is read only at start-up.
-// Usage: node --import tsx send-once.ts <url>; prints the outcome as JSON.
+// Usage: node --conditions=@gen/source --import tsx send-once.ts <url>; prints the outcome as JSON.
 import { createWebhookSender } from "../../src/index.ts";
 import { HOST } from "./senders.ts";
 import { resolverFor } from "./fake-resolver.ts";

@@ -1,5 +1,5 @@
 // Child-process entry for the attempt_lost test: a delivery worker the test can SIGKILL mid-attempt.
-// Usage: node --import tsx crash-worker.ts, with the fixture's settings in the environment
+// Usage: node --conditions=@gen/source --import tsx crash-worker.ts, with the fixture's settings in the environment
 // (QUEUE_PREFIX, WEBHOOK_*, JOB_LOCK_MS) and TEST_CA_PEM. Prints "ready" once it consumes jobs.
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";

@@ -20,6 +20,8 @@ export interface FixtureOptions {
   retryDelayMs: number;
   finalAttemptMs: number;
   jobLockMs?: number;
+  /** WEBHOOK_HOST_CONCURRENCY; defaults to the configuration's default. */
+  hostConcurrency?: number;
   /** Defaults to the run's database (DATABASE_URL). */
   databaseUrl?: string;
 }
@@ -49,6 +51,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     WEBHOOK_ALLOWED_CIDRS: "127.0.0.1/32",
     JOB_LOCK_MS: String(options.jobLockMs ?? 30_000),
     LOG_LEVEL: "silent",
+    ...(options.hostConcurrency === undefined ? {} : { WEBHOOK_HOST_CONCURRENCY: String(options.hostConcurrency) }),
   });
   const db = createDatabase(config.databaseUrl);
   const redis = createRedis(config.redisUrl, "blocking");

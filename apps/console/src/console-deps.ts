@@ -1,0 +1,48 @@
+import type { Queue } from "bullmq";
+import type { RedisClient as Redis } from "@gen/queues";
+import type { Config } from "@gen/config";
+import { createDatabase, type Database } from "@gen/db";
+import type { Logger } from "@gen/logger";
+import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
+import { RateLimiter } from "@gen/rate-limit";
+
+/**
+ * What the console touches. The gateway passes its own (a GatewayDeps fits); `pnpm start:console`
+ * builds them with buildConsoleDeps, from the same packages the gateway uses.
+ */
+export interface ConsoleDeps {
+  config: Config;
+  db: Database;
+  /** A `request` connection from @gen/queues' createRedis: sessions, the sign-in guard, the limiter. */
+  redis: Redis;
+  logger: Logger;
+  rateLimiter: RateLimiter;
+  generationQueue: Queue<GenerationJobData>;
+  webhookQueue: Queue<WebhookJobData>;
+  /** The slow receivers' lane, watched only. */
+  webhookSlowQueue: Queue<WebhookJobData>;
+  /** The workers' periodic jobs (reconcilers, purge), watched only. */
+  maintenanceQueue: Queue<MaintenanceJobData>;
+}
+
+export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
+  const redis = createRedis(config.redis, "request");
+  return {
+    config,
+    logger,
+    db: createDatabase(config.databaseUrl),
+    redis,
+    rateLimiter: new RateLimiter(redis, config.queuePrefix),
+    generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix),
+    webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix),
+    webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix),
+    maintenanceQueue: createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix),
+  };
+}
+
+export async function closeConsoleDeps(deps: ConsoleDeps): Promise<void> {
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
+  await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+  deps.redis.disconnect();
+  await deps.db.$disconnect();
+}

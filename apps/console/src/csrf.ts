@@ -1,0 +1,61 @@
+import { timingSafeEqual } from "node:crypto";
+import type { Request, RequestHandler } from "express";
+import { doubleCsrf } from "csrf-csrf";
+import { csrfSync } from "csrf-sync";
+import { ApiError } from "@gen/errors";
+import { SIGN_IN_CSRF_COOKIE, cookieOptions } from "./cookies.ts";
+import { isSameOrigin } from "./same-origin.ts";
+
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The token a console form or script sends: form field `_csrf` or header `X-CSRF-Token`. */
+function submittedToken(req: Request): string | undefined {
+  const body: unknown = req.body;
+  const field = body !== null && typeof body === "object" ? (body as Record<string, unknown>)._csrf : undefined;
+  if (typeof field === "string") return field;
+  return req.get("x-csrf-token");
+}
+
+/** A refusal is 403 with 10006 ("request origin not allowed"): a request the browser sent on another site's behalf. */
+export const csrfRefused = () => new ApiError(10006, "Cross-site request refused: missing or invalid CSRF token");
+
+/** Synchronizer tokens (csrf-sync): one random token per session, kept in the session itself. */
+export const sessionCsrf = csrfSync({ getTokenFromRequest: submittedToken, size: 32 });
+
+/**
+ * Every state-changing console request after sign-in needs the session's token and must not come
+ * from another origin.
+ */
+export function csrfCheck(baseUrl: string): RequestHandler {
+  return (req, _res, next) => {
+    if (SAFE.has(req.method)) return next();
+    if (!isSameOrigin(req, baseUrl, false) || !sameToken(sessionCsrf.getTokenFromRequest(req), sessionCsrf.getTokenFromState(req))) throw csrfRefused();
+    next();
+  };
+}
+
+// csrf-sync's own isRequestValid compares with ===; the comparison stays constant-time, as before.
+function sameToken(given: string | null | undefined, expected: string | null | undefined): boolean {
+  if (typeof given !== "string" || typeof expected !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export type SignInCsrf = ReturnType<typeof signInCsrf>;
+
+/**
+ * The sign-in form comes before any session, so its token is a signed double-submit cookie
+ * (csrf-csrf): the form field must equal the cookie, and the cookie must carry our HMAC. There is no
+ * session to bind it to (the identifier is empty); the same-origin check covers the rest.
+ */
+export function signInCsrf(getSecret: () => string, secureCookies: boolean) {
+  return doubleCsrf({
+    getSecret,
+    getSessionIdentifier: () => "",
+    cookieName: SIGN_IN_CSRF_COOKIE,
+    cookieOptions: cookieOptions(secureCookies),
+    size: 32,
+    getCsrfTokenFromRequest: submittedToken,
+  });
+}

@@ -1,0 +1,108 @@
+// Per-receiver tickets (issue 10 §2): a receiver at its cap gets its further attempts parked (a
+// delayed job and a place in its waiting list), not polled through the queue, and every ticket it
+// frees goes to its next waiter at once; another receiver's attempts meanwhile run as if it were
+// alone. Routed at the hand-off, as the generation worker does.
+import type { ServerResponse } from "node:http";
+import { webhookJobId } from "@gen/queues";
+import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
+import type { DeliveryWorker } from "../../src/delivery/index.ts";
+import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+
+const CAP = 2;
+let fx: DeliveryFixture;
+let worker: DeliveryWorker;
+let busy: Receiver & { held: ServerResponse[]; letGo(): void };
+let healthy: Receiver;
+
+beforeAll(async () => {
+  fx = await createDeliveryFixture({ timeoutMs: 5_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP });
+  const held: ServerResponse[] = [];
+  let holding = true;
+  const receiver = await startReceiver({
+    tls: fx.cert,
+    handler: (_request, response) => {
+      if (holding) held.push(response);
+      else response.writeHead(200).end("ok");
+    },
+  });
+  busy = Object.assign(receiver, {
+    held,
+    letGo() {
+      holding = false;
+      for (const response of held.splice(0)) response.writeHead(200).end("ok");
+    },
+  });
+  healthy = await startReceiver({ tls: fx.cert, handler: (_request, response) => response.writeHead(200).end("ok") });
+  worker = fx.startWorker();
+});
+afterAll(async () => {
+  busy?.letGo();
+  await fx.close();
+  await busy?.close();
+  await healthy?.close();
+});
+
+test("a receiver at its cap has the rest of its attempts parked; each freed ticket promotes the next; others are unaffected", async () => {
+  const busyUrl = hookUrl(busy.port);
+  const finishedAt = new Date();
+  const busyTasks: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const taskId = await fx.createTask({ url: busyUrl, finishedAt });
+    busyTasks.push(taskId);
+    await worker.handOff(taskId, busyUrl, finishedAt);
+  }
+  await fx.waitFor(async () => busy.held.length === CAP);
+
+  // Only the cap's worth of the busy receiver's attempts is runnable; the rest wait delayed, and
+  // none of them has been taken by a worker (parked at the hand-off, never polled).
+  const states = await Promise.all(busyTasks.map((id) => fx.queue.getJobState(webhookJobId(id, 1))));
+  expect(states.filter((state) => state === "delayed")).toHaveLength(20 - CAP);
+  const jobs = await Promise.all(busyTasks.map((id) => fx.queue.getJob(webhookJobId(id, 1))));
+  expect(jobs.filter((job) => job?.processedOn !== undefined)).toHaveLength(CAP);
+
+  // Another receiver's attempts go straight through meanwhile.
+  const healthyUrl = hookUrl(healthy.port);
+  const healthyTasks: string[] = [];
+  const started = Date.now();
+  for (let i = 0; i < 5; i++) {
+    const taskId = await fx.createTask({ url: healthyUrl });
+    healthyTasks.push(taskId);
+    await worker.handOff(taskId, healthyUrl, new Date());
+  }
+  for (const taskId of healthyTasks) await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
+  // Generous: the attempts ran at once, not after the busy receiver's 5 s timeout.
+  expect(Date.now() - started).toBeLessThan(4_000);
+  expect(busy.held.length).toBe(CAP);
+
+  // The busy receiver answers: every parked attempt is promoted in turn and delivered on attempt 1.
+  busy.letGo();
+  for (const taskId of busyTasks) await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered", 15_000);
+  const attempts = await Promise.all(busyTasks.map((id) => fx.attempts(id)));
+  expect(attempts.map((rows) => rows.map((row) => row.outcome))).toEqual(busyTasks.map(() => ["delivered"]));
+  // Parked at the hand-off, each attempt was taken by a worker once, when it could run: no polling.
+  const ran = await Promise.all(busyTasks.map((id) => fx.queue.getJob(webhookJobId(id, 1))));
+  expect(ran.map((job) => job?.attemptsStarted)).toEqual(busyTasks.map(() => 1));
+}, 30_000);
+
+test("an attempt queued without routing parks at its first run; one no ticket reaches ends stale_claim at its window's end, unsent", async () => {
+  const held: ServerResponse[] = [];
+  const hanging = await startReceiver({ tls: fx.cert, handler: (_request, response) => void held.push(response) });
+  try {
+    const url = hookUrl(hanging.port);
+    // Finished long ago: attempt 1's window (task finished + 30 s) leaves it about a second to start.
+    const finishedAt = new Date(Date.now() - 24_000);
+    const tasks: string[] = [];
+    for (let i = 0; i < CAP + 2; i++) tasks.push(await fx.createTask({ url, finishedAt }));
+    for (const taskId of tasks) await fx.handOff(taskId);
+    await fx.waitFor(async () => held.length === CAP);
+    const outcomes = async () => (await Promise.all(tasks.map((id) => fx.attempts(id)))).map((rows) => rows[0]?.outcome ?? null);
+    await fx.waitFor(async () => (await outcomes()).filter((outcome) => outcome === "stale_claim").length === 2, 10_000);
+    expect(held.length).toBe(CAP);
+    const jobs = await Promise.all(tasks.map((id) => fx.queue.getJob(webhookJobId(id, 1))));
+    // The parked two: taken once to park, once at the window's end.
+    expect(jobs.map((job) => job?.attemptsStarted).sort()).toEqual([1, 1, 2, 2]);
+  } finally {
+    for (const response of held) response.destroy();
+    await hanging.close();
+  }
+}, 30_000);

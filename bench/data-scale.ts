@@ -1,0 +1,321 @@
+// `pnpm bench:data` (issue 13 §3): the database at 10 million tasks against an empty one. For each,
+// a scratch database built from the migrations and loaded in SQL (bench/support/data-load.ts),
+// then: poll p50/p99 through a real gateway process (the two databases polled in alternating
+// rounds, so that other load on the machine hits both alike), the time of every reconciler's run and of
+// each statement it sends (captured from @gen/db and replayed under EXPLAIN ANALYZE), the plans,
+// and bytes per task in each table. Fails if a plan reads a big table sequentially or filters away
+// most of what it reads. DATA_TASKS=n to choose the size; BENCH_QUICK=1 for 100,000.
+import { once } from "node:events";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes, randomInt } from "node:crypto";
+import pg from "pg";
+import { loadConfig } from "@gen/config";
+import { createDatabase, purgeExpiredIdempotencyKeys, readDelivery, type Database } from "@gen/db";
+import { createLogger } from "@gen/logger";
+import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
+// The gateway's own poll statements, run in-process to capture them: nothing here is shared code.
+// eslint-disable-next-line no-restricted-imports
+import { createUser } from "../apps/gateway/test/support/test-gateway.ts";
+// eslint-disable-next-line no-restricted-imports
+import { authenticateKey } from "../apps/gateway/src/services/authenticate-key.ts";
+// eslint-disable-next-line no-restricted-imports
+import { readTask } from "../apps/gateway/src/services/read-task.ts";
+import { reconcileDeliveries } from "../apps/worker/src/delivery/index.ts";
+import { reconcileTasks } from "../apps/worker/src/reconcile-tasks.ts";
+import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
+import { startApp } from "../test/faults/support/app-process.ts";
+import { createScratchDatabase } from "../test/support/scratch-database.ts";
+import { REPO_ROOT } from "./support/child.ts";
+import { DATA_MIX, LOADED_TABLES, loadData, taskIdOf, type LoadStep } from "./support/data-load.ts";
+import { percentile } from "./support/load.ts";
+import { cpuPerUnit, pidsNamed, sampleCpu, type CpuSample } from "./support/proc-cpu.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const TASKS = Number(process.env.DATA_TASKS ?? (quick ? 100_000 : 10_000_000));
+const EMPTY_TASKS = 1_000;
+const POLLS = quick ? 1_000 : 4_000;
+const POLL_LANES = 4;
+const POLL_ROUNDS = 4;
+const RUNS = 5;
+// A plan may filter this many rows on the way to its answer before it counts as a scan in disguise.
+const MAX_ROWS_REMOVED = 50_000;
+const log = (message: string) => process.stdout.write(`[${new Date().toISOString()}] ${message}\n`);
+
+interface Statement {
+  caller: string;
+  sql: string;
+  values: unknown[];
+}
+
+interface TableSize {
+  table: string;
+  rows: number;
+  totalBytes: number;
+  heapBytes: number;
+  indexBytes: number;
+  bytesPerTask: number;
+}
+
+interface Measured {
+  label: string;
+  tasks: number;
+  loadSeconds: number;
+  steps: LoadStep[];
+  sizes: TableSize[];
+  poll: { p50: number; p99: number; count: number; cpu: string };
+  /** Median wall time of each caller's whole run, ms. */
+  callers: Record<string, number>;
+  statements: Array<{ caller: string; sql: string; ms: number; plan: string; problems: string[] }>;
+}
+
+interface Prepared {
+  label: string;
+  tasks: number;
+  loadSeconds: number;
+  steps: LoadStep[];
+  sizes: TableSize[];
+  poller: Poller;
+  /** Runs the poll statements, the reconcilers and the purge as the code does, then EXPLAINs what they sent. */
+  statements(): Promise<Pick<Measured, "callers" | "statements">>;
+  close(): Promise<void>;
+}
+
+/** A scratch database loaded with `tasks` tasks, a gateway process polling it, and the statement runner. */
+async function prepare(label: string, tasks: number): Promise<Prepared> {
+  log(`${label}: scratch database with ${tasks.toLocaleString("en-US")} tasks`);
+  const database = await createScratchDatabase();
+  const captured: Statement[] = [];
+  let caller = "";
+  const db: Database = createDatabase(database.url, { max: 4, onQuery: (sql, values) => caller && captured.push({ caller, sql, values }) });
+  const prefix = `bench_data_${randomBytes(4).toString("hex")}`;
+  const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", "request");
+  const storageDir = mkdtempSync(path.join(os.tmpdir(), "bench-data-"));
+  const client = new pg.Client({ connectionString: database.url });
+  let poller: Poller | undefined;
+  const close = async () => {
+    await poller?.stop();
+    await client.end().catch(() => undefined);
+    await db.$disconnect();
+    await deleteKeys(redis, prefix).catch(() => undefined);
+    redis.disconnect();
+    rmSync(storageDir, { recursive: true, force: true });
+    await database.drop();
+  };
+  try {
+    if (redis.status !== "ready") await once(redis, "ready");
+    const user = await createUser(db, 1_000_000_000);
+    await client.connect();
+    const loadStarted = performance.now();
+    const steps = await loadData(client, tasks, user.userId, log);
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+    log(`  loaded in ${loadSeconds.toFixed(0)} s`);
+    const sizes = await tableSizes(client, tasks);
+    poller = await startPoller(database.url, prefix, storageDir, user.auth, tasks);
+
+    const statements = async () => {
+      // Each caller runs as the code runs it; every statement it sends is captured with its values.
+      const config = loadConfig({ ...process.env, DATABASE_URL: database.url, QUEUE_PREFIX: prefix });
+      const logger = createLogger("bench", "error");
+      const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, prefix);
+      const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
+      const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
+      const polled = taskIdOf(measuredRow(tasks));
+      const callers: Record<string, () => Promise<unknown>> = {
+        "poll: API key": () => authenticateKey(db, user.auth),
+        "poll: task": () => readTask(db, polled, user.userId),
+        "poll: webhook": () => readDelivery(db, polled),
+        "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
+        "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
+        "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
+      };
+      const times: Record<string, number> = {};
+      for (const [name, run] of Object.entries(callers)) {
+        const runs: number[] = [];
+        for (let i = 0; i < RUNS; i++) {
+          caller = i === 0 ? name : "";
+          const started = performance.now();
+          await run();
+          runs.push(performance.now() - started);
+        }
+        caller = "";
+        times[name] = percentile(runs, 50);
+        log(`  ${label}, ${name}: ${times[name]!.toFixed(2)} ms (median of ${RUNS}; ${runs.map((r) => r.toFixed(1)).join(" / ")})`);
+      }
+      await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]);
+      const big = new Set(sizes.filter((size) => size.rows > 10_000).map((size) => size.table));
+      const explained: Measured["statements"] = [];
+      for (const statement of captured) {
+        const { plan, ms } = await explain(client, statement);
+        explained.push({ caller: statement.caller, sql: statement.sql, ms, plan, problems: planProblems(plan, big) });
+      }
+      return { callers: times, statements: explained };
+    };
+    return { label, tasks, loadSeconds, steps, sizes, poller, statements, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** A random task of the measured user (rows i with i % users = 0). */
+function measuredRow(tasks: number): number {
+  return (1 + randomInt(Math.max(1, Math.floor(tasks / DATA_MIX.users)))) * DATA_MIX.users;
+}
+
+async function tableSizes(client: pg.Client, tasks: number): Promise<TableSize[]> {
+  const sizes: TableSize[] = [];
+  for (const table of LOADED_TABLES) {
+    const { rows } = await client.query<{ rows: string; total: string; heap: string; indexes: string }>(
+      `SELECT (SELECT count(*) FROM "${table}") AS rows, pg_total_relation_size($1) AS total, pg_table_size($1) AS heap, pg_indexes_size($1) AS indexes`,
+      [table],
+    );
+    const row = rows[0]!;
+    sizes.push({ table, rows: Number(row.rows), totalBytes: Number(row.total), heapBytes: Number(row.heap), indexBytes: Number(row.indexes), bytesPerTask: Number(row.total) / tasks });
+  }
+  return sizes;
+}
+
+interface Poller {
+  /** `count` polls, POLL_LANES at a time: each one's latency, and the CPU of the gateway and PostgreSQL over them. */
+  round(count: number): Promise<{ times: number[]; cpu: CpuSample }>;
+  stop(): Promise<void>;
+}
+
+/** GET /api/v1/tasks/{id} (half with include=webhook) of random tasks of one user, through a real gateway process. */
+async function startPoller(databaseUrl: string, prefix: string, storageDir: string, auth: string, tasks: number): Promise<Poller> {
+  const port = await closedPort();
+  const gateway = await startApp("gateway", {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    QUEUE_PREFIX: prefix,
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    STORAGE_DIR: storageDir,
+    GATEWAY_METRICS_PORT: "0",
+    POLL_RATE_PER_SEC: "100000",
+    POLL_RATE_BURST: "100000",
+    LOG_LEVEL: "warn",
+  });
+  const one = async () => {
+    const include = randomInt(2) === 0 ? "?include=webhook" : "";
+    const started = performance.now();
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/tasks/${taskIdOf(measuredRow(tasks))}${include}`, { headers: { Authorization: auth } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`poll answered ${res.status}`);
+    return performance.now() - started;
+  };
+  return {
+    async round(count) {
+      const times: number[] = [];
+      const stop = sampleCpu({ gateway: () => [gateway.child.pid!], postgres: () => pidsNamed("postgres") });
+      await Promise.all(
+        Array.from({ length: POLL_LANES }, async () => {
+          while (times.length < count) times.push(await one());
+        }),
+      );
+      return { times, cpu: stop() };
+    },
+    stop: () => gateway.kill("SIGTERM"),
+  };
+}
+
+/** Latencies and CPU of several rounds as one figure. */
+function pollFigure(rounds: Array<{ times: number[]; cpu: CpuSample }>): Measured["poll"] {
+  const times = rounds.flatMap((round) => round.times);
+  const cpu: CpuSample = { ms: {}, wallMs: rounds.reduce((sum, round) => sum + round.cpu.wallMs, 0) };
+  for (const round of rounds) for (const [name, ms] of Object.entries(round.cpu.ms)) cpu.ms[name] = (cpu.ms[name] ?? 0) + ms;
+  return { p50: percentile(times, 50), p99: percentile(times, 99), count: times.length, cpu: `${((times.length / cpu.wallMs) * 1000).toFixed(0)} polls/s at ${POLL_LANES} at a time; ${cpuPerUnit(cpu, times.length)}` };
+}
+
+/** EXPLAIN ANALYZE of a captured statement with its values, in a transaction rolled back (the purge deletes). */
+async function explain(client: pg.Client, statement: Statement): Promise<{ plan: string; ms: number }> {
+  await client.query("BEGIN");
+  try {
+    const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.values);
+    const plan = rows.map((row) => row["QUERY PLAN"]).join("\n");
+    const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? Number.NaN);
+    return { plan, ms };
+  } finally {
+    await client.query("ROLLBACK");
+  }
+}
+
+/** A sequential scan of a big table, or a node that read and threw away more than MAX_ROWS_REMOVED rows. */
+function planProblems(plan: string, big: Set<string>): string[] {
+  const problems: string[] = [];
+  for (const match of plan.matchAll(/Seq Scan on "?(\w+)"?/g)) if (big.has(match[1]!)) problems.push(`Seq Scan on ${match[1]}`);
+  for (const match of plan.matchAll(/Rows Removed by (Filter|Index Recheck): (\d+)/g)) {
+    if (Number(match[2]) > MAX_ROWS_REMOVED) problems.push(`${match[2]} rows removed by ${match[1]!.toLowerCase()}`);
+  }
+  return problems;
+}
+
+async function deleteKeys(redis: ReturnType<typeof createRedis>, prefix: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
+// Both databases exist at once so that their polls can alternate: other load on the machine drifts
+// over minutes, and a comparison must not measure that drift.
+const emptyDb = await prepare("empty", EMPTY_TASKS);
+let empty: Measured;
+let loaded: Measured;
+try {
+  const loadedDb = await prepare("loaded", TASKS);
+  try {
+    const rounds = new Map<Prepared, Array<{ times: number[]; cpu: CpuSample }>>([[emptyDb, []], [loadedDb, []]]);
+    for (const db of rounds.keys()) await db.poller.round(200);
+    for (let round = 0; round < POLL_ROUNDS; round++) {
+      for (const [db, results] of rounds) results.push(await db.poller.round(Math.ceil(POLLS / POLL_ROUNDS)));
+    }
+    const [emptyPoll, loadedPoll] = [pollFigure(rounds.get(emptyDb)!), pollFigure(rounds.get(loadedDb)!)];
+    for (const [label, poll] of [["empty", emptyPoll], ["loaded", loadedPoll]] as const) log(`${label}: poll p50 ${poll.p50.toFixed(2)} ms, p99 ${poll.p99.toFixed(2)} ms; ${poll.cpu}`);
+    const measured = (db: Prepared, poll: Measured["poll"], run: Pick<Measured, "callers" | "statements">): Measured => ({ label: db.label, tasks: db.tasks, loadSeconds: db.loadSeconds, steps: db.steps, sizes: db.sizes, poll, ...run });
+    empty = measured(emptyDb, emptyPoll, await emptyDb.statements());
+    loaded = measured(loadedDb, loadedPoll, await loadedDb.statements());
+  } finally {
+    await loadedDb.close();
+  }
+} finally {
+  await emptyDb.close();
+}
+
+const lines: string[] = [];
+lines.push(`\nData scale: ${TASKS.toLocaleString("en-US")} tasks (mix: ${JSON.stringify(DATA_MIX)}), loaded in ${loaded.loadSeconds.toFixed(0)} s`);
+lines.push(`load steps: ${loaded.steps.filter((s) => !s.what.startsWith("index ")).map((s) => `${s.what} ${(s.ms / 1000).toFixed(1)} s`).join(", ")}, indexes ${(loaded.steps.filter((s) => s.what.startsWith("index ")).reduce((sum, s) => sum + s.ms, 0) / 1000).toFixed(1)} s`);
+lines.push(`\n| | empty (${EMPTY_TASKS.toLocaleString("en-US")} tasks) | ${TASKS.toLocaleString("en-US")} tasks | ratio |`, "|---|---|---|---|");
+lines.push(`| poll p50 | ${empty.poll.p50.toFixed(2)} ms | ${loaded.poll.p50.toFixed(2)} ms | ${(loaded.poll.p50 / empty.poll.p50).toFixed(2)} |`);
+lines.push(`| poll p99 | ${empty.poll.p99.toFixed(2)} ms | ${loaded.poll.p99.toFixed(2)} ms | ${(loaded.poll.p99 / empty.poll.p99).toFixed(2)} |`);
+for (const name of Object.keys(loaded.callers)) lines.push(`| ${name} (whole run, median) | ${empty.callers[name]!.toFixed(2)} ms | ${loaded.callers[name]!.toFixed(2)} ms | ${(loaded.callers[name]! / empty.callers[name]!).toFixed(2)} |`);
+lines.push(`\npoll CPU, empty: ${empty.poll.cpu}\npoll CPU, loaded: ${loaded.poll.cpu}`);
+lines.push(`\n| table | rows | rows per task | total | heap | indexes | bytes per row | bytes per task |`, "|---|---|---|---|---|---|---|---|");
+for (const s of loaded.sizes) lines.push(`| ${s.table} | ${s.rows.toLocaleString("en-US")} | ${(s.rows / TASKS).toFixed(2)} | ${mb(s.totalBytes)} | ${mb(s.heapBytes)} | ${mb(s.indexBytes)} | ${(s.totalBytes / Math.max(1, s.rows)).toFixed(0)} | ${s.bytesPerTask.toFixed(0)} |`);
+const totalPerTask = loaded.sizes.reduce((sum, s) => sum + s.bytesPerTask, 0);
+lines.push(`| all | | | ${mb(loaded.sizes.reduce((sum, s) => sum + s.totalBytes, 0))} | | | | ${totalPerTask.toFixed(0)} |`);
+lines.push(`\nStatements at ${TASKS.toLocaleString("en-US")} tasks (execution time from EXPLAIN ANALYZE; empty database in brackets):`);
+for (const [i, s] of loaded.statements.entries()) {
+  const before = empty.statements.find((e) => e.sql === s.sql);
+  lines.push(`\n--- ${s.caller}: ${s.ms.toFixed(3)} ms [${before ? before.ms.toFixed(3) : "?"} ms]${s.problems.length ? `  PROBLEM: ${s.problems.join("; ")}` : ""}`);
+  lines.push(s.sql.replace(/\s+/g, " ").trim());
+  lines.push(s.plan);
+  if (i > 40) break;
+}
+process.stdout.write(`${lines.join("\n")}\n`);
+const dir = path.join(REPO_ROOT, "bench/results");
+mkdirSync(dir, { recursive: true });
+writeFileSync(path.join(dir, `data-scale-${quick ? "quick" : "latest"}.json`), `${JSON.stringify({ date: new Date().toISOString(), tasks: TASKS, mix: DATA_MIX, empty, loaded }, null, 2)}\n`);
+const problems = loaded.statements.filter((s) => s.problems.length > 0);
+if (problems.length > 0) {
+  process.stderr.write(`\nFAIL: ${problems.length} statement(s) read a big table wholesale:\n${problems.map((s) => `- ${s.caller}: ${s.problems.join("; ")}`).join("\n")}\n`);
+  process.exit(1);
+}
+process.exit(0);

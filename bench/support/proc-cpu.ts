@@ -1,0 +1,96 @@
+// CPU time of processes from /proc/<pid>/stat (Linux): user + system time, before and after a
+// measured stretch, so a figure can say how many CPU milliseconds each process spent per unit of work.
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** Fields of /proc/<pid>/stat after the command name (which may contain spaces and parentheses). */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU milliseconds a process has used: utime + stime, plus cutime + cstime (its waited-for
+ * children, so a PostgreSQL backend that exits during the stretch still counts in the postmaster).
+ * 0 for a process that is gone.
+ */
+export function cpuMs(pid: number): number {
+  const fields = statFields(pid);
+  if (!fields) return 0;
+  // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+  const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  return (ticks * 1000) / clockTicks();
+}
+
+/** Every process whose command name is `name` (e.g. all "postgres" processes: postmaster and backends). */
+export function pidsNamed(name: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === name) pids.push(Number(entry));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
+}
+
+/** A named group of processes, read again at every sample (a group's members may change). */
+export type ProcessGroup = () => number[];
+
+export interface CpuSample {
+  /** CPU milliseconds per group over the stretch. */
+  ms: Record<string, number>;
+  /** Wall-clock milliseconds of the stretch. */
+  wallMs: number;
+}
+
+/**
+ * Samples the CPU time of named process groups: `const stop = sampleCpu(groups)` before the work,
+ * `const sample = stop()` after. A process that started during the stretch counts from zero; one
+ * that exited counts only if its parent is in the group (PostgreSQL backends and the postmaster).
+ */
+export function sampleCpu(groups: Record<string, ProcessGroup>): () => CpuSample {
+  const start = new Map<string, Map<number, number>>();
+  for (const [name, pids] of Object.entries(groups)) start.set(name, new Map(pids().map((pid) => [pid, cpuMs(pid)])));
+  const startedAt = performance.now();
+  return () => {
+    const ms: Record<string, number> = {};
+    for (const [name, pids] of Object.entries(groups)) {
+      const before = start.get(name)!;
+      const now = new Map(pids().map((pid) => [pid, cpuMs(pid)]));
+      let total = 0;
+      for (const [pid, value] of now) total += value - (before.get(pid) ?? 0);
+      // A process gone since the start counts only through its parent's cutime/cstime, which
+      // holds its whole life: take off what it had used before the stretch.
+      for (const [pid, value] of before) if (!now.has(pid)) total -= value;
+      ms[name] = Math.max(0, total);
+    }
+    return { ms, wallMs: performance.now() - startedAt };
+  };
+}
+
+/** "worker 1.23, postgres 0.45, redis 0.10 ms" per unit of work. */
+export function cpuPerUnit(sample: CpuSample, units: number): string {
+  return Object.entries(sample.ms)
+    .map(([name, ms]) => `${name} ${(ms / units).toFixed(2)}`)
+    .join(", ")
+    .concat(" ms CPU each");
+}

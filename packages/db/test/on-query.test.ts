@@ -1,0 +1,23 @@
+import { createDatabase } from "@gen/db";
+import { newUserId } from "@gen/ids";
+
+// bench/data-scale.ts replays what the code sends under EXPLAIN: the hook must see the values
+// bound to each statement, on the plain-SQL pool and through Prisma alike.
+const seen: Array<{ sql: string; values: unknown[] }> = [];
+const db = createDatabase(process.env.DATABASE_URL!, { onQuery: (sql, values) => seen.push({ sql, values }) });
+afterAll(() => db.$disconnect());
+
+test("onQuery gets every statement with its bound values", async () => {
+  const userId = newUserId();
+  await db.$sql.query("SELECT id FROM users WHERE id = $1 AND credits >= $2", [userId, 0]);
+  expect(seen.at(-1)).toEqual({ sql: "SELECT id FROM users WHERE id = $1 AND credits >= $2", values: [userId, 0] });
+  await db.user.findMany({ where: { id: userId }, select: { id: true } });
+  const prisma = seen.at(-1)!;
+  expect(prisma.sql).toContain('"users"');
+  expect(prisma.values).toContain(userId);
+  // A statement without values, and a hostile value: passed as given, never spliced into the text.
+  await db.$sql.query("SELECT 1");
+  expect(seen.at(-1)).toEqual({ sql: "SELECT 1", values: [] });
+  await db.$sql.query("SELECT count(*) FROM users WHERE id = $1", ["x'; DROP TABLE users; --"]);
+  expect(seen.at(-1)!.values).toEqual(["x'; DROP TABLE users; --"]);
+});

@@ -1,0 +1,28 @@
+import type { ErrorRequestHandler } from "express";
+import { isDatabaseUnavailable } from "@gen/db";
+import { ApiError } from "@gen/errors";
+import type { Logger } from "@gen/logger";
+import { context, pathOf } from "./request-context.ts";
+import { sendError } from "./send-error.ts";
+
+/** Maps every thrown error through the catalog. Internal details go to the log, never to the client. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (error instanceof ApiError) return sendError(res, error);
+    if (isDatabaseUnavailable(error)) {
+      logger.warn("database unavailable", { request_id: context(res).requestId, err: String(error) });
+      return sendError(res, new ApiError(70002));
+    }
+    const type = (error as { type?: string })?.type;
+    if (type === "entity.too.large") return sendError(res, new ApiError(20008));
+    if (type === "entity.parse.failed") return sendError(res, new ApiError(20001));
+    // A path segment with broken percent-encoding (`/api/v1/tasks/%zz`) names no route of ours.
+    if (error instanceof URIError) return sendError(res, new ApiError(40002));
+    logger.error("unhandled error", { request_id: context(res).requestId, method: req.method, path: pathOf(req), err: error });
+    sendError(res, new ApiError(60099));
+  };
+}

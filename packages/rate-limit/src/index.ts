@@ -1,0 +1,1 @@
+export { RateLimiter, RedisUnavailable, type RateDecision } from "./rate-limiter.ts";

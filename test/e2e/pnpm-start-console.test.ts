@@ -1,0 +1,82 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import { promisify } from "node:util";
+
+// `pnpm start:console`: the operations console alone on CONSOLE_PORT, exactly the documented command.
+const run = promisify(execFile);
+let service: ChildProcess | undefined;
+let base = "";
+let env: NodeJS.ProcessEnv;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  env = { ...process.env, NODE_OPTIONS: "", CONSOLE_PORT: String(port), CONSOLE_BASE_URL: base, QUEUE_PREFIX: `console_${randomBytes(4).toString("hex")}`, LOG_LEVEL: "warn" };
+  service = spawn("pnpm", ["start:console"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
+  for (let i = 0; i < 200; i++) {
+    const up = await fetch(`${base}/console/sign-in`).then((r) => r.ok, () => false);
+    if (up) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("pnpm start:console did not come up");
+}, 40_000);
+
+afterAll(() => {
+  try {
+    process.kill(-service!.pid!, "SIGKILL");
+  } catch {
+    /* already gone */
+  }
+});
+
+const cookie = (res: Response, name: string) => res.headers.getSetCookie().find((line) => line.startsWith(`${name}=`))?.split(";")[0] ?? "";
+
+test("an operator made with pnpm admin signs in on CONSOLE_PORT and sees the console", async () => {
+  const email = `start-console-${randomBytes(3).toString("hex")}@example.test`;
+  const password = "a long operator password";
+  await run("pnpm", ["--silent", "admin", "create-operator", "--email", email], { env: { ...env, OPERATOR_PASSWORD: password } });
+  const form = await fetch(`${base}/console/sign-in`, { headers: { Accept: "text/html" } });
+  const csrf = cookie(form, "gen_console_csrf");
+  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+  const signedIn = await fetch(`${base}/console/sign-in`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { Cookie: csrf, "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: token, email, password }),
+  });
+  expect(signedIn.status).toBe(303);
+  const home = await fetch(`${base}/console`, { headers: { Accept: "text/html", Cookie: cookie(signedIn, "gen_console") } });
+  expect(home.status).toBe(200);
+  expect(await home.text()).toContain(email);
+  // The API is not served here.
+  expect((await fetch(`${base}/api/v1/account`)).status).toBe(404);
+}, 60_000);
+
+test("SIGTERM stops it within a bounded time", async () => {
+  const started = Date.now();
+  const exited = new Promise<number | null>((resolve) => service!.once("exit", (code) => resolve(code)));
+  process.kill(-service!.pid!, "SIGTERM");
+  await exited;
+  expect(Date.now() - started).toBeLessThan(20_000);
+  await expect(fetch(`${base}/console/sign-in`)).rejects.toThrow();
+}, 30_000);
+
+test("without Redis it fails with one clear line", async () => {
+  const result = await run("pnpm", ["start:console"], { env: { ...env, REDIS_URL: "redis://127.0.0.1:1" } }).then(
+    () => ({ code: 0, stderr: "" }),
+    (error: { code: number; stderr: string }) => error,
+  );
+  expect(result.code).toBe(1);
+  const lines = result.stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^console: Redis does not answer at 127\.0\.0\.1:1 \(REDIS_URL\)/);
+}, 30_000);
