@@ -9,6 +9,7 @@ import { REPO_ROOT } from "./support/child.ts";
 import { table, type Figure } from "./support/figure.ts";
 import { deliveryThroughput } from "./delivery-throughput.ts";
 import { endToEnd } from "./end-to-end.ts";
+import { generationConcurrency } from "./generation-concurrency.ts";
 import { httpThroughput } from "./http-throughput.ts";
 import { scheduledRetriesMemory } from "./scheduled-retries-memory.ts";
 
@@ -19,7 +20,7 @@ const ctx = await createBenchContext(quick);
 const figures: Figure[] = [];
 const loadBefore = os.loadavg();
 try {
-  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["scheduled retries memory", scheduledRetriesMemory]] as const) {
+  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["scheduled retries memory", scheduledRetriesMemory], ["generation concurrency", () => generationConcurrency({ quick })]] as const) {
     log(`${name}...`);
     const got = await run(ctx);
     for (const f of got) log(`  ${f.name}: ${f.value.toFixed(2)} ${f.unit}${f.ratio === undefined ? "" : ` (ratio ${f.ratio.toFixed(2)})`}`);

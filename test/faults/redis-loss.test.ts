@@ -1,6 +1,7 @@
 // Fault: the Redis server is killed and started again empty (no persistence) while tasks are
 // queued, tasks are running upstream and webhooks wait for their retry. Nothing is restarted but
 // Redis: the apps reconnect, and the reconcilers rebuild the lost jobs from PostgreSQL.
+import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
 import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/fault-stack.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
@@ -44,6 +45,13 @@ describeWithReceiver("Redis restarted empty", () => {
     await until(async () => (await db.webhookDelivery.count({ where: { taskId: { in: retrying }, status: "in_progress", attempts: 1, nextAttemptAt: { not: null } } })) === 20, 15_000, "retries waiting").catch(fail);
     const running = await submitMany(stack!, auth, CONCURRENCY, (i) => ({ model: "sim-detect-1", text: `running ${i} [[sim:delay_ms=6000]]`, webhook_url: hook("running") }));
     await until(async () => (await db.task.count({ where: { id: { in: running }, status: "in_progress", upstreamId: { not: null } } })) === CONCURRENCY, 15_000, "tasks running").catch(fail);
+    // A running task holds no worker slot (its job waits as delayed between polls), so queued work
+    // is made by pausing the generation queue: what a busy fleet's backlog looks like.
+    const connection = createRedis(redis!.url, "blocking");
+    const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, connection, stack!.env.QUEUE_PREFIX!);
+    await generationQueue.pause();
+    await generationQueue.close();
+    connection.disconnect();
     const queued = await submitMany(stack!, auth, 30, (i) => ({ model: "sim-detect-1", text: `queued ${i}`, webhook_url: hook("queued") }));
     const state = {
       queued: await db.task.count({ where: { id: { in: queued }, status: "queued" } }),

@@ -3,7 +3,7 @@ import type { RedisClient as Redis } from "@gen/queues";
 import type { Config } from "@gen/config";
 import { createDatabase, type Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
-import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
+import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import { RateLimiter } from "@gen/rate-limit";
 
 /**
@@ -21,6 +21,8 @@ export interface ConsoleDeps {
   webhookQueue: Queue<WebhookJobData>;
   /** The slow receivers' lane, watched only. */
   webhookSlowQueue: Queue<WebhookJobData>;
+  /** The workers' periodic jobs (reconcilers, purge), watched only. */
+  maintenanceQueue: Queue<MaintenanceJobData>;
 }
 
 export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
@@ -34,11 +36,12 @@ export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
     generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix),
     webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix),
     webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix),
+    maintenanceQueue: createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix),
   };
 }
 
 export async function closeConsoleDeps(deps: ConsoleDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close()]).catch(() => {});
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   await deps.db.$disconnect();

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { type CompletedResult, type Endpoint, MEDIA_ENDPOINTS, simulateGeneration } from "@gen/providers";
+import { type CompletedResult, type Endpoint, MEDIA_ENDPOINTS } from "@gen/providers";
+import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";
 import { parseUpDirectives, type UpDirectives } from "./up-directives.ts";

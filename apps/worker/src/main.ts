@@ -3,11 +3,12 @@ import { loadConfig } from "@gen/config";
 import { checkDatabase, createDatabase, purgeExpiredIdempotencyKeys } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { createMetrics, startMetricsServer } from "@gen/metrics";
-import { QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
+import { MAINTENANCE_JOBS, QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import { createDownloadGuard, createStorage } from "@gen/storage";
 import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
+import { createMaintenanceWorker } from "./maintenance/create-maintenance-worker.ts";
 import { reconcileTasks } from "./reconcile-tasks.ts";
 
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -30,18 +31,28 @@ async function main(): Promise<void> {
   const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, handOffWebhook: delivery.handOff, logger, metrics }, redis);
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
 
-  const reconcile = async () => {
-    try {
-      const count = await reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2);
-      if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
-      await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
-      const purged = await purgeExpiredIdempotencyKeys(db);
-      if (purged > 0) logger.info("purged expired idempotency keys", { count: purged });
-    } catch (error) {
-      logger.error("reconcile failed", { err: error });
-    }
-  };
-  const timer = setInterval(reconcile, config.reconcileIntervalMs);
+  const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
+  const every = config.reconcileIntervalMs;
+  const maintenance = await createMaintenanceWorker({
+    queue: maintenanceQueue,
+    connection: redis,
+    prefix: config.queuePrefix,
+    intervals: { [MAINTENANCE_JOBS.reconcileTasks]: every, [MAINTENANCE_JOBS.reconcileDeliveries]: every, [MAINTENANCE_JOBS.purgeIdempotencyKeys]: every },
+    logger,
+    runs: {
+      [MAINTENANCE_JOBS.reconcileTasks]: async () => {
+        const count = await reconcileTasks(db, generationQueue, every * 2);
+        if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
+      },
+      [MAINTENANCE_JOBS.reconcileDeliveries]: async () => {
+        await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
+      },
+      [MAINTENANCE_JOBS.purgeIdempotencyKeys]: async () => {
+        const purged = await purgeExpiredIdempotencyKeys(db);
+        if (purged > 0) logger.info("purged expired idempotency keys", { count: purged });
+      },
+    },
+  });
   logger.info("worker started", { queue_prefix: config.queuePrefix, concurrency: config.workerConcurrency });
   process.send?.({ ready: "worker" });
 
@@ -49,12 +60,11 @@ async function main(): Promise<void> {
   // waiting. Their locks then expire and another worker resumes them from `upstream_id`.
   const shutdown = async (signal: string) => {
     logger.info("worker shutting down", { signal });
-    clearInterval(timer);
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-    await Promise.all([generation.close(), delivery.close()]).catch(() => {});
+    await Promise.all([generation.close(), delivery.close(), maintenance.close()]).catch(() => {});
     downloadGuard.close();
-    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]).catch(() => {});
+    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close(), maintenanceQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
     clearTimeout(force);

@@ -10,15 +10,17 @@ const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
 
 /** The database as a worker sees it when the gateway's compensation commits between its load and its start. */
+let staleLoads = 0;
 function loadedBeforeDiscard(stale: unknown): Database {
-  const task = new Proxy(db.task, {
-    get(target, name) {
-      if (name === "findUnique") return async () => stale;
-      const value = Reflect.get(target, name) as unknown;
-      return typeof value === "function" ? value.bind(target) : value;
+  const $sql = {
+    ...db.$sql,
+    query: async (text: string, values?: unknown[]) => {
+      if (!/^SELECT .* FROM tasks t WHERE t\.id = \$1$/s.test(text)) return db.$sql.query(text, values);
+      staleLoads++;
+      return { rows: [stale], rowCount: 1 };
     },
-  });
-  return new Proxy(db, { get: (target, name) => (name === "task" ? task : Reflect.get(target, name)) });
+  };
+  return new Proxy(db, { get: (target, name) => (name === "$sql" ? $sql : Reflect.get(target, name)) });
 }
 
 test("a task the gateway refunded and hid after the worker loaded it is never started", async () => {
@@ -38,6 +40,7 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
     logger: createLogger("worker-test", "silent"),
   } as unknown as GenerationDeps;
   await processGeneration(deps, id);
+  expect(staleLoads).toBe(1);
 
   const after = await db.task.findUniqueOrThrow({ where: { id } });
   expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({ status: "queued", startedAt: null, errorCode: null });

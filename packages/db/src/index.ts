@@ -6,3 +6,4 @@ export { Prisma } from "./generated/client.ts";
 export type { Task, User, ApiKey, WebhookDelivery, WebhookAttempt, LedgerEntry } from "./generated/client.ts";
 export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys } from "./idempotency-keys.ts";
 export { readDelivery, type FirstDelivery } from "./read-delivery.ts";
+export { loadTask } from "./load-task.ts";

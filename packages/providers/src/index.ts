@@ -10,7 +10,4 @@ export {
 } from "./provider.ts";
 export { PolicyViolation, type PolicyStage } from "./policy-violation.ts";
 export { ProviderUnavailableError } from "./provider-unavailable-error.ts";
-export { createSimulatedProvider, SIM_BASE_DELAY_MS } from "./simulated-provider.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS } from "./http-provider.ts";
-export { simulateGeneration } from "./simulate-generation.ts";
-export { STORAGE_FAULT_EXTENSION, isStorageFault } from "./storage-fault.ts";

@@ -1,6 +1,7 @@
 export { QUEUE_NAMES, type QueueName } from "./queue-names.ts";
-export { generationJobId, webhookJobId, type GenerationJobData, type WebhookJobData } from "./job-types.ts";
-export { GENERATION_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
+export { MAINTENANCE_JOBS, generationJobId, webhookJobId, type GenerationJobData, type MaintenanceJobData, type MaintenanceJobName, type WebhookJobData } from "./job-types.ts";
+export { GENERATION_JOB_OPTIONS, MAINTENANCE_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
+export { scheduleMaintenance } from "./schedule-maintenance.ts";
 export { checkRedis } from "./check-redis.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";

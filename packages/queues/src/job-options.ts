@@ -15,3 +15,10 @@ export const WEBHOOK_JOB_OPTIONS: JobsOptions = {
   removeOnComplete: { age: 3600, count: 10_000 },
   removeOnFail: { age: 7 * 24 * 3600 },
 };
+
+// A failed periodic run is not retried: the next interval's run does the same work.
+export const MAINTENANCE_JOB_OPTIONS: JobsOptions = {
+  attempts: 1,
+  removeOnComplete: { count: 100 },
+  removeOnFail: { count: 100 },
+};

@@ -13,6 +13,18 @@ export interface WebhookJobData {
   attempt: number;
 }
 
+/** Periodic jobs carry nothing: each reads what it works on from PostgreSQL. */
+export type MaintenanceJobData = Record<string, never>;
+
+/** The periodic jobs; each name is also its job scheduler's id. */
+export const MAINTENANCE_JOBS = {
+  reconcileTasks: "reconcile-tasks",
+  reconcileDeliveries: "reconcile-deliveries",
+  purgeIdempotencyKeys: "purge-idempotency-keys",
+} as const;
+
+export type MaintenanceJobName = (typeof MAINTENANCE_JOBS)[keyof typeof MAINTENANCE_JOBS];
+
 /** The job id of a task's generation job is the task id, so a second enqueue is a no-op. */
 export const generationJobId = (taskId: string) => taskId;
 

@@ -4,6 +4,8 @@ export const QUEUE_NAMES = {
   webhook: "webhook-delivery",
   // Attempts for receivers that keep timing out, with slots of their own (see host-slots.ts).
   webhookSlow: "webhook-delivery-slow",
+  // The fleet's periodic work (reconcilers, purges), one run per interval for the whole fleet.
+  maintenance: "maintenance",
 } as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];

@@ -3,7 +3,7 @@ import type { Config } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import { createMetrics } from "@gen/metrics";
-import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
+import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { BadKeyThrottle } from "./bad-key-throttle.ts";
 import { RateLimiter } from "@gen/rate-limit";
@@ -14,6 +14,8 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.
   const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.
+  const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const rateLimiter = new RateLimiter(redis, config.queuePrefix);
   return {
     config,
@@ -23,6 +25,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     generationQueue,
     webhookQueue,
     webhookSlowQueue,
+    maintenanceQueue,
     catalog: loadCatalog(config.modelCatalogPath),
     rateLimiter,
     badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
@@ -31,7 +34,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
 }
 
 export async function closeDeps(deps: GatewayDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close()]).catch(() => {});
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   await deps.db.$disconnect();

@@ -5,7 +5,7 @@ import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import type { GenerationJobData, WebhookJobData } from "@gen/queues";
+import type { GenerationJobData, MaintenanceJobData, WebhookJobData } from "@gen/queues";
 import type { BadKeyThrottle } from "./bad-key-throttle.ts";
 import type { RateLimiter } from "@gen/rate-limit";
 
@@ -18,6 +18,8 @@ export interface GatewayDeps {
   webhookQueue: Queue<WebhookJobData>;
   /** The slow receivers' lane, watched only (console, metrics). */
   webhookSlowQueue: Queue<WebhookJobData>;
+  /** The workers' periodic jobs, watched only (console). */
+  maintenanceQueue: Queue<MaintenanceJobData>;
   catalog: Catalog;
   logger: Logger;
   rateLimiter: RateLimiter;

@@ -2,11 +2,15 @@ import { Worker } from "bullmq";
 import type { RedisClient as Redis } from "@gen/queues";
 import { QUEUE_NAMES, type GenerationJobData } from "@gen/queues";
 import type { GenerationDeps } from "./generation-deps.ts";
-import { processGeneration } from "./process-generation.ts";
+import { runGenerationJob } from "./run-generation-job.ts";
 
-/** A SIGKILLed worker's job is re-run by another worker once its lock (JOB_LOCK_MS) expires. */
+/**
+ * `concurrency` bounds the steps running at once, not the tasks in flight: a task waiting for its
+ * upstream is a delayed job (see run-generation-job.ts). A SIGKILLed worker's running step is
+ * re-run by another worker once its lock (JOB_LOCK_MS) expires.
+ */
 export function createGenerationWorker(deps: GenerationDeps, connection: Redis): Worker<GenerationJobData> {
-  const worker = new Worker<GenerationJobData>(QUEUE_NAMES.generation, (job) => processGeneration(deps, job.data.taskId), {
+  const worker = new Worker<GenerationJobData>(QUEUE_NAMES.generation, (job, token) => runGenerationJob(deps, job, token), {
     connection,
     prefix: deps.config.queuePrefix,
     concurrency: deps.config.workerConcurrency,

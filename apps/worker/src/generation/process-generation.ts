@@ -1,41 +1,75 @@
 import type { ModelEntry } from "@gen/catalog";
-import type { Task } from "@gen/db";
+import { loadTask, type Task } from "@gen/db";
 import { WorkflowError, type WorkflowCode } from "@gen/errors";
+import { TASK_ID_PATTERN } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
 import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/settlement";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { handOffWebhook } from "./hand-off-webhook.ts";
+import { pollDelayMs } from "./poll-schedule.ts";
 import { storeOutputs } from "./store-outputs.ts";
 
 const TERMINAL = new Set(["completed", "failed"]);
-const FIRST_POLL_MS = 25;
-const MAX_POLL_MS = 1000;
 
-type Finish = { kind: "completed"; result: CompletedResult } | { kind: "failed"; code: WorkflowCode; stage?: PolicyStage } | { kind: "canceled" };
+type Finish = { kind: "completed"; result: CompletedResult } | { kind: "failed"; code: WorkflowCode; stage?: PolicyStage };
+/** The upstream job is still running: poll it again at `pollAt` (epoch ms). */
+type Pending = { kind: "pending"; pollAt: number };
 
 /**
- * Runs one task to a terminal state. Safe to run twice (BullMQ delivers at least once, and a job
- * whose worker died is re-delivered): it reloads the task, returns if it is terminal, resumes the
- * upstream job recorded in `upstream_id` instead of submitting a second one, and settles through
- * `settleTask`, which moves the task only once. Infrastructure errors (database, Redis) are thrown
- * so that BullMQ retries the job; workflow failures end the task.
+ * One step of a task: the first submits it upstream, each later one polls once. Returns when the
+ * next step is due (epoch ms), or undefined once the task is terminal. Between steps nothing is
+ * held: the caller waits (`processGeneration`) or parks its BullMQ job as delayed
+ * (`runGenerationJob`), so a worker tracks any number of running upstream jobs.
+ *
+ * Safe to run twice (BullMQ delivers at least once, and a job whose worker died is re-delivered):
+ * it reloads the task, returns if it is terminal, resumes the upstream job recorded in
+ * `upstream_id` instead of submitting a second one, and settles through `settleTask`, which moves
+ * the task only once. Infrastructure errors (database, Redis) are thrown so that BullMQ retries the
+ * job; workflow failures end the task.
  */
-export async function processGeneration(deps: GenerationDeps, taskId: string): Promise<void> {
-  const loaded = await deps.db.task.findUnique({ where: { id: taskId } });
-  if (!loaded || loaded.discardedAt || TERMINAL.has(loaded.status)) return;
+export async function generationStep(deps: GenerationDeps, taskId: string): Promise<number | undefined> {
+  // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
+  if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
+  const loaded = await loadTask(deps.db, taskId);
+  if (!loaded || loaded.discardedAt) return undefined;
+  if (TERMINAL.has(loaded.status)) {
+    await cancelUpstreamOfCanceled(deps, loaded);
+    return undefined;
+  }
   const task = await markStarted(deps, loaded);
-  if (!task) return;
+  if (!task) return undefined;
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
-    return finish(deps, task, undefined, { kind: "failed", code: 80001 });
+    await finish(deps, task, undefined, { kind: "failed", code: 80001 });
+    return undefined;
   }
   const deadline = task.startedAt!.getTime() + deps.config.generationTimeoutMs;
   const provider = deps.providers(model);
-  const outcome = await run(deps, task, model, provider, deadline);
+  const outcome = await advance(deps, task, model, provider, deadline);
+  if (outcome.kind === "pending") return outcome.pollAt;
   await finish(deps, task, model, outcome);
+  return undefined;
+}
+
+/** Runs a task to a terminal state in this call, waiting in-process between steps (tests, tools). */
+export async function processGeneration(deps: GenerationDeps, taskId: string): Promise<void> {
+  for (let pollAt = await generationStep(deps, taskId); pollAt !== undefined; pollAt = await generationStep(deps, taskId)) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, pollAt - Date.now())));
+  }
+}
+
+/**
+ * A client's cancel (80008, settled by the gateway) ends the task while its upstream job runs; the
+ * step after it cancels that job. Best effort and idempotent: a job that already finished keeps
+ * its outcome.
+ */
+async function cancelUpstreamOfCanceled(deps: GenerationDeps, task: Task): Promise<void> {
+  if (task.upstreamId === null || task.errorCode !== 80008) return;
+  const model = deps.catalog.model(task.model);
+  if (model) await deps.providers(model).cancel(task.upstreamId).catch(() => {});
 }
 
 /**
@@ -50,7 +84,7 @@ async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | nul
   return current.discardedAt ? null : current;
 }
 
-async function run(deps: GenerationDeps, task: Task, model: ModelEntry, provider: Provider, deadline: number): Promise<Finish> {
+async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, provider: Provider, deadline: number): Promise<Finish | Pending> {
   let upstreamId = task.upstreamId;
   try {
     if (Date.now() >= deadline) return await timedOut(provider, upstreamId);
@@ -67,26 +101,21 @@ async function run(deps: GenerationDeps, task: Task, model: ModelEntry, provider
       // Recorded at once: a worker that takes over after a crash polls this job, never a new one.
       await deps.db.task.update({ where: { id: task.id }, data: { upstreamId } });
     }
-    for (let wait = FIRST_POLL_MS; ; wait = Math.min(wait * 2, MAX_POLL_MS)) {
-      const current = await deps.db.task.findUnique({ where: { id: task.id }, select: { status: true } });
-      if (!current || TERMINAL.has(current.status)) {
-        await provider.cancel(upstreamId).catch(() => {});
-        return { kind: "canceled" };
-      }
-      let result;
-      try {
-        result = await provider.poll(upstreamId);
-      } catch (error) {
-        if (!(error instanceof ProviderUnavailableError)) throw error;
-        result = { state: "running" as const };
-      }
-      if (result.state === "completed") {
-        return hasOutput(task.endpoint as ProviderJob["endpoint"], result) ? { kind: "completed", result } : { kind: "failed", code: 80004 };
-      }
-      if (result.state === "failed") return { kind: "failed", code: result.code, stage: result.stage };
-      if (Date.now() + wait >= deadline) return await timedOut(provider, upstreamId);
-      await new Promise((resolve) => setTimeout(resolve, wait));
+    let result;
+    try {
+      result = await provider.poll(upstreamId);
+    } catch (error) {
+      if (!(error instanceof ProviderUnavailableError)) throw error;
+      result = { state: "running" as const };
     }
+    if (result.state === "completed") {
+      return hasOutput(task.endpoint as ProviderJob["endpoint"], result) ? { kind: "completed", result } : { kind: "failed", code: 80004 };
+    }
+    if (result.state === "failed") return { kind: "failed", code: result.code, stage: result.stage };
+    const now = Date.now();
+    const wait = pollDelayMs(now - task.startedAt!.getTime());
+    if (now + wait >= deadline) return await timedOut(provider, upstreamId);
+    return { kind: "pending", pollAt: now + wait };
   } catch (error) {
     if (error instanceof PolicyViolation) return { kind: "failed", code: 80006, stage: error.stage };
     if (error instanceof WorkflowError) return { kind: "failed", code: error.code };
@@ -100,9 +129,12 @@ async function timedOut(provider: Provider, upstreamId: string | null): Promise<
 }
 
 async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | undefined, outcome: Finish): Promise<void> {
-  if (outcome.kind === "canceled") return;
   let settlement: TaskOutcome;
-  if (outcome.kind === "completed" && model) {
+  if (outcome.kind === "failed") {
+    settlement = { status: "failed", code: outcome.code, charge: failedCharge(model, task.reservedCredits, outcome.code, outcome.stage) };
+  } else {
+    // A completed result only ever comes from a catalog model's provider.
+    if (!model) return;
     try {
       const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps);
       const tokens = model.pricing?.method === "tokens" ? outcome.result.tokens : undefined;
@@ -112,10 +144,6 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
       deps.logger.warn("storing outputs failed", { task_id: task.id, err: error.cause ?? error });
       settlement = { status: "failed", code: error.code, charge: 0 };
     }
-  } else if (outcome.kind === "failed") {
-    settlement = { status: "failed", code: outcome.code, charge: failedCharge(model, task.reservedCredits, outcome.code, outcome.stage) };
-  } else {
-    return;
   }
   const settled = await settleTask(deps.db, task.id, settlement);
   if (settled) {

@@ -1,5 +1,6 @@
 import type { ModelEntry } from "@gen/catalog";
-import { createHttpProvider, createSimulatedProvider, type Provider } from "@gen/providers";
+import { createHttpProvider, type Provider } from "@gen/providers";
+import { createSimulatedProvider } from "@gen/simulator";
 
 export type ProviderRegistry = (model: ModelEntry) => Provider;
 

@@ -1,7 +1,7 @@
 import { WorkflowError } from "@gen/errors";
 import { parseSimDirectives } from "./directives.ts";
-import { PolicyViolation } from "./policy-violation.ts";
-import type { CompletedResult, Provider, ProviderJob, ProviderResult } from "./provider.ts";
+import { PolicyViolation } from "@gen/providers";
+import type { CompletedResult, Provider, ProviderJob, ProviderResult } from "@gen/providers";
 import { decodeSimUpstreamId, encodeSimUpstreamId } from "./sim-upstream-id.ts";
 import { simulateGeneration } from "./simulate-generation.ts";
 import { storageFaultFile } from "./storage-fault.ts";

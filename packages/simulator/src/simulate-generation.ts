@@ -6,7 +6,7 @@ import { simulateHumanize } from "./humanize-output.ts";
 import { imageTokens, simulateImages } from "./image-output.ts";
 import { intParam } from "./media-params.ts";
 import { simulateModeration } from "./moderation-output.ts";
-import type { CompletedResult, ProviderJob } from "./provider.ts";
+import type { CompletedResult, ProviderJob } from "@gen/providers";
 import { canonicalJson, createRandom, seedOf } from "./seeded-random.ts";
 import { simulateVideo } from "./video-output.ts";
 

@@ -1,7 +1,7 @@
 import { pcmIdrSlice, pictureParameterSet, sequenceParameterSet, type YuvFrame } from "./h264.ts";
 import { intParam, parseSize } from "./media-params.ts";
 import { encodeMp4 } from "./mp4.ts";
-import type { ProviderFile } from "./provider.ts";
+import type { ProviderFile } from "@gen/providers";
 import type { Random } from "./seeded-random.ts";
 
 // Uncompressed (I_PCM) pictures cost 1.5 bytes a pixel, so the simulated video is a thumbnail:

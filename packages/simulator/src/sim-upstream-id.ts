@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import type { Endpoint, ProviderJob } from "./provider.ts";
+import type { Endpoint, ProviderJob } from "@gen/providers";
 
 export const SIM_ID_PREFIX = "sim_";
 const ENDPOINTS: readonly string[] = ["images", "videos", "audio", "detect", "humanize", "essay", "moderations"];

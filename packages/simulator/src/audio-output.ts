@@ -1,5 +1,5 @@
 import { intParam } from "./media-params.ts";
-import type { ProviderFile } from "./provider.ts";
+import type { ProviderFile } from "@gen/providers";
 import type { Random } from "./seeded-random.ts";
 import { encodeWav } from "./wav.ts";
 

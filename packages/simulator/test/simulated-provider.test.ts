@@ -1,16 +1,6 @@
 import { WorkflowError } from "@gen/errors";
-import {
-  PolicyViolation,
-  SIM_BASE_DELAY_MS,
-  STORAGE_FAULT_EXTENSION,
-  createSimulatedProvider,
-  hasOutput,
-  isStorageFault,
-  type Endpoint,
-  type Provider,
-  type ProviderJob,
-  type ProviderResult,
-} from "../src/index.ts";
+import { PolicyViolation, hasOutput, type Endpoint, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
+import { SIM_BASE_DELAY_MS, STORAGE_FAULT_EXTENSION, createSimulatedProvider, isStorageFault } from "../src/index.ts";
 import { readPng } from "./media-readers.ts";
 
 function clock(start = 1_000_000) {

@@ -1,6 +1,6 @@
 import { intParam, parseSize } from "./media-params.ts";
 import { encodePng } from "./png.ts";
-import type { ProviderFile } from "./provider.ts";
+import type { ProviderFile } from "@gen/providers";
 import type { Random } from "./seeded-random.ts";
 
 export const DEFAULT_IMAGE_SIZE = { width: 256, height: 256 };

@@ -1,5 +1,4 @@
-import { deflateSync } from "node:zlib";
-import { crc32 } from "./crc32.ts";
+import { crc32, deflateSync } from "node:zlib";
 
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -8,7 +7,8 @@ function chunk(type: string, data: Buffer): Buffer {
   head.writeUInt32BE(data.length, 0);
   head.write(type, 4, "latin1");
   const tail = Buffer.alloc(4);
-  tail.writeUInt32BE(crc32(head.subarray(4), data), 0);
+  // The chunk CRC covers the type and the data (ISO 3309, the same CRC-32 zlib computes).
+  tail.writeUInt32BE(crc32(data, crc32(head.subarray(4))), 0);
   return Buffer.concat([head, data, tail]);
 }
 

@@ -1,4 +1,4 @@
-import type { ProviderFile } from "./provider.ts";
+import type { ProviderFile } from "@gen/providers";
 
 /**
  * `[[sim:fail=80005]]`: the simulated provider completes with one file carrying this extension.

@@ -1,0 +1,89 @@
+import { loadCatalog } from "@gen/catalog";
+import { loadConfig } from "@gen/config";
+import { createDatabase } from "@gen/db";
+import { newTaskId, newUserId } from "@gen/ids";
+import { createLogger } from "@gen/logger";
+import type { Provider } from "@gen/providers";
+import type { GenerationDeps } from "../src/generation/generation-deps.ts";
+import { generationStep } from "../src/generation/process-generation.ts";
+
+const db = createDatabase(process.env.DATABASE_URL!);
+const userId = newUserId();
+beforeAll(() => db.user.create({ data: { id: userId, credits: 10 } }));
+afterAll(() => db.$disconnect());
+
+/** A provider that records what it is asked and never answers a submit. */
+function recordingProvider() {
+  const calls: string[] = [];
+  const provider: Provider = {
+    submit: async () => {
+      calls.push("submit");
+      throw new Error("not expected");
+    },
+    poll: async (id) => {
+      calls.push(`poll ${id}`);
+      return { state: "running" };
+    },
+    cancel: async (id) => {
+      calls.push(`cancel ${id}`);
+    },
+  };
+  return { calls, provider };
+}
+
+function deps(provider: Provider): GenerationDeps {
+  return {
+    config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL }),
+    db,
+    catalog: loadCatalog(undefined),
+    providers: () => provider,
+    logger: createLogger("worker-test", "silent"),
+  } as unknown as GenerationDeps;
+}
+
+async function task(data: Record<string, unknown>) {
+  const id = newTaskId();
+  await db.task.create({ data: { id, userId, endpoint: "detect", model: "sim-detect-1", input: { text: "x" }, requestId: "req_x", billingMethod: "flat", reservedCredits: 1, status: "queued", ...data } });
+  return id;
+}
+
+test("a job whose id names no task, or is garbage, ends without touching anything", async () => {
+  const { calls, provider } = recordingProvider();
+  for (const id of [newTaskId(), "", "' OR 1=1 --", "x".repeat(100_000), "task_\u0000", undefined as unknown as string, { id: 1 } as unknown as string]) {
+    expect(await generationStep(deps(provider), id)).toBeUndefined();
+  }
+  expect(calls).toEqual([]);
+});
+
+test("a running task is polled once per step and given its next poll time; nothing is submitted again", async () => {
+  const { calls, provider } = recordingProvider();
+  const startedAt = new Date(Date.now() - 30_000);
+  const id = await task({ status: "in_progress", startedAt, upstreamId: "up_1" });
+  const before = Date.now();
+  const pollAt = await generationStep(deps(provider), id);
+  expect(calls).toEqual(["poll up_1"]);
+  // 30 s old: the next poll is 2 s away.
+  expect(pollAt).toBeGreaterThanOrEqual(before + 2000);
+  expect(pollAt).toBeLessThanOrEqual(Date.now() + 2000);
+  expect((await db.task.findUniqueOrThrow({ where: { id } })).status).toBe("in_progress");
+});
+
+test("the step after a client's cancel cancels the upstream job; other terminal tasks are left alone", async () => {
+  const { calls, provider } = recordingProvider();
+  const canceled = await task({ status: "failed", errorCode: 80008, startedAt: new Date(), finishedAt: new Date(), upstreamId: "up_canceled" });
+  const completed = await task({ status: "completed", startedAt: new Date(), finishedAt: new Date(), upstreamId: "up_done" });
+  const failed = await task({ status: "failed", errorCode: 80003, startedAt: new Date(), finishedAt: new Date(), upstreamId: "up_failed" });
+  for (const id of [canceled, completed, failed]) expect(await generationStep(deps(provider), id)).toBeUndefined();
+  expect(calls).toEqual(["cancel up_canceled"]);
+});
+
+test("a step past the task's deadline times it out (80002), cancels the upstream job and refunds", async () => {
+  const { calls, provider } = recordingProvider();
+  const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
+  const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_late" });
+  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  expect(await generationStep(deps(provider), id)).toBeUndefined();
+  expect(calls).toEqual(["cancel up_late"]);
+  const row = await db.task.findUniqueOrThrow({ where: { id } });
+  expect({ status: row.status, errorCode: row.errorCode, chargedCredits: row.chargedCredits }).toEqual({ status: "failed", errorCode: 80002, chargedCredits: 0 });
+});
