@@ -20,11 +20,14 @@ const HANGING_TASKS = 1_000;
 const HEALTHY_TASKS = 200;
 const HOST_CAP = Number(process.env.FAULTS_HOST_CAP ?? 8);
 const HANG_MS = 600_000;
-// Within what two workers sharing 2 cores with the gateway, PostgreSQL and Redis can process (about
-// 17 ms of worker CPU per task, generation and delivery): an offered load above that measures the
-// machine's capacity, the same with or without the hang (FAULTS_HOST_ISOLATION_CONTROL shows it),
-// not the isolation. The hanging host's backlog still grows to its 1,000 attempts: it drains 8 per 3 s.
-const SUBMIT_RATE = Number(process.env.FAULTS_HOST_ISOLATION_RATE ?? 60);
+// Both customers' tasks are submitted interleaved at 45/s (27 s), within what two workers sharing 2
+// cores with the gateway, PostgreSQL and Redis process (about 17 ms of worker CPU per task without
+// the hang, 23 ms with it). Sent as fast as the gateway answers (~250/s) the load is above that
+// capacity, and the healthy receiver's latency is the same with or without the hang
+// (FAULTS_HOST_ISOLATION_CONTROL=1: the "hanging" receiver answers at once): it then measures the
+// machine, not the isolation. The hanging host's backlog still grows to its 1,000 attempts (it
+// drains 8 per 3 s).
+const SUBMIT_RATE = Number(process.env.FAULTS_HOST_ISOLATION_RATE ?? 45);
 // A regression guard well above the goal (p99 < 1 s), for a loaded 2-core machine.
 const P99_GUARD_MS = 3_000;
 
@@ -48,7 +51,6 @@ async function stages(tasks: { id: string; finishedAt: Date | null }[]): Promise
       rows.handOff.push(job.timestamp - task.finishedAt!.getTime());
       rows.wait.push(job.processedOn - job.timestamp);
       rows.run.push(post - job.processedOn);
-      if (process.env.FAULTS_DEBUG && rows.run.length <= 5) process.stdout.write(`debug ${task.id} finished ${task.finishedAt!.getTime()} added ${job.timestamp} processed ${job.processedOn} done ${job.finishedOn} starts ${job.attemptsStarted} delay ${job.delay} post ${post}\n`);
     }
     const fmt = (values: number[]) => (values.sort((a, b) => a - b), `p50 ${percentile(values, 50)} / p99 ${percentile(values, 99)} ms`);
     return `hand-off ${fmt(rows.handOff)}; queue wait ${fmt(rows.wait)}; run ${fmt(rows.run)} (${rows.run.length} jobs)`;
@@ -79,12 +81,8 @@ async function queueTurns(taskIds: string[]): Promise<number> {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-// Skipped unless FAULTS_HOST_ISOLATION=1: on the shared 2-core machine the healthy receiver still
-// misses the goal (last run: p50 1.0 s, p99 8.2 s, 7 of 200 attempts 1 stale_claim, all delivered
-// by attempt 2; before the slow-lane pacing p99 was 13-18 s): denied attempts poll for a slot, and
-// 1,000 of them cost too many queue turns. Needs a per-host waiting list (docs/operations.md
-// "Per-receiver isolation").
-const describeIsolation = process.env.FAULTS_HOST_ISOLATION ? describeWithReceiver : describe.skip;
+// FAULTS_HOST_ISOLATION=0 skips it (a scenario of about two minutes).
+const describeIsolation = process.env.FAULTS_HOST_ISOLATION === "0" ? describe.skip : describeWithReceiver;
 
 describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one with 200", () => {
   beforeAll(async () => {
