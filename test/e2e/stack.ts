@@ -153,7 +153,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   return stack;
 }
 
-/** decisions.md: balance = sum of the ledger; every terminal task has reserve = charge + refund. */
+/** docs/api.md#credits-and-refunds: balance = sum of the ledger; every terminal task has reserve = charge + refund. */
 export async function ledgerHolds(stack: Stack, userId: string): Promise<void> {
   const db = stack.gateway.db;
   const user = await db.user.findUniqueOrThrow({ where: { id: userId } });

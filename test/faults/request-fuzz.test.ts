@@ -177,7 +177,7 @@ function violation(c: FuzzCase, o: Outcome): string | null {
     if (o.status === 0) return NO_ANSWER_OK.has(c.category) ? null : "no answer";
     return NODE_OWN_STATUSES.has(o.status) && o.headers["content-type"] === undefined && o.body === "" ? null : `HTTP ${o.status} without X-Request-Id: ${o.body.slice(0, 60)}`;
   }
-  // decisions.md: every answer of the gateway carries its request id, successes and console pages too.
+  // docs/api.md#conventions: every answer of the gateway carries its request id, successes and console pages too.
   if (!/^req_[0-9a-f]{24}$/.test(String(o.headers["x-request-id"]))) return `HTTP ${o.status} without X-Request-Id`;
   if (o.status < 400 || c.method === "HEAD") return null;
   if (c.path.startsWith("/console") && String(o.headers["content-type"]).startsWith("text/html")) {

@@ -54,8 +54,8 @@ async function main(): Promise<void> {
 }
 
 /**
- * `--key-id`, else the key on stdin; the key as an argument still works (decisions.md names that
- * form) but lands in shell history and `ps`, so it is warned about.
+ * `--key-id`, else the key on stdin; the key as an argument still works (the README's "Operator commands"
+ * names that form) but lands in shell history and `ps`, so it is warned about.
  */
 async function keyToRevoke(args: ParsedArgs): Promise<KeyToRevoke> {
   if (args.flags["key-id"] !== undefined) return { keyId: args.flags["key-id"] };

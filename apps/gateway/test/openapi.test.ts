@@ -9,7 +9,7 @@ let limited: TestGateway;
 let user: TestUser;
 let api: OpenApiDocument;
 
-// What the worker writes as `output` per endpoint (decisions.md "Request bodies and outputs").
+// What the worker writes as `output` per endpoint (docs/api.md#outputs-per-endpoint).
 const OUTPUTS = {
   images: { image_urls: ["http://localhost:8080/cdn/tasks/t/0.png", "http://localhost:8080/cdn/tasks/t/1.png"] },
   videos: { video_urls: ["http://localhost:8080/cdn/tasks/t/0.mp4"] },

@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-// Every form that a WHATWG parser turns into an IP address, every rule of contract.md, and
+// Every form that a WHATWG parser turns into an IP address, every rule of docs/api.md#webhook-url-rules, and
 // non-string values. None of these addresses is ever contacted: submission does not resolve.
 const REFUSED: unknown[] = [
   "http://example.com/hook",

@@ -18,7 +18,7 @@ export interface Catalog {
   modelsFor(endpoint: Endpoint): readonly ModelEntry[];
   /**
    * Validates a parsed JSON object body (without `webhook_url`, which the caller checks after
-   * this). Throws ApiError 20002, 20004, 20003, 20005, 20006 or 20007 in the decisions.md order.
+   * this). Throws ApiError 20002, 20004, 20003, 20005, 20006 or 20007 in the order of docs/api.md#submission-validation-order.
    * `params` is a shallow copy of the body with schema defaults filled in.
    */
   validate(endpoint: Endpoint, body: Record<string, unknown>): { model: ModelEntry; params: Record<string, unknown> };

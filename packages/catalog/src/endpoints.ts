@@ -20,7 +20,7 @@ export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = Object.freeze(
   moderations: "/api/v1/moderations",
 });
 
-/** The required field that carries the user's content (decisions.md "Request bodies"). */
+/** The required field that carries the user's content (docs/api.md#request-bodies-per-endpoint). */
 export type InputField = "prompt" | "text" | "input";
 
 export const ENDPOINT_INPUT_FIELD: Readonly<Record<Endpoint, InputField>> = Object.freeze({

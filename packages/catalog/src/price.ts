@@ -68,7 +68,7 @@ export function tokenCharge(model: ModelEntry, tokens: { input: number; output: 
   return Math.min(reserved, Math.max(0, Math.ceil(exact - FLOAT_NOISE)));
 }
 
-/** Credits kept when a task fails with 80006 (decisions.md "Credits"); the rest is refunded. */
+/** Credits kept when a task fails with 80006 (docs/api.md#content-policy-violations-80006); the rest is refunded. */
 export function moderationCharge(model: ModelEntry, stage: "input" | "output", reserved: number): number {
   return stage === "input" ? 0 : Math.min(model.moderationRefund.output, reserved);
 }

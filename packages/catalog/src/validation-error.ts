@@ -7,7 +7,7 @@ import { codePointLength, fieldName, jsonKind, quote } from "./safe-text.ts";
 
 type ValueCode = 20002 | 20003 | 20005 | 20006 | 20007;
 
-// decisions.md "Submission": model-specific required fields belong to the 20002 step, then the
+// docs/api.md#submission-validation-order: model-specific required fields belong to the 20002 step, then the
 // value checks in this order.
 const RANK: Record<ValueCode, number> = { 20002: 0, 20003: 1, 20005: 2, 20006: 3, 20007: 4 };
 
@@ -20,7 +20,7 @@ interface Finding {
 
 /**
  * Turns ajv's errors (allErrors) for one body into the single ApiError the client gets: the
- * earliest code in the decisions.md order, and within a code the first offending field of the body.
+ * earliest code in the order of docs/api.md#submission-validation-order, and within a code the first offending field of the body.
  * `params` is what ajv checked (error-probe.ts); messages read values from `body` when given.
  */
 export function validationError(

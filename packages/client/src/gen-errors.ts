@@ -51,7 +51,7 @@ export class GenTimeoutError extends GenError {
 }
 
 /**
- * contract.md "Retry guidance": 429 after Retry-After; 500 (60099 is idempotent, and 60001/60002
+ * docs/api.md#retry-guidance: 429 after Retry-After; 500 (60099 is idempotent, and 60001/60002
  * freed the Idempotency-Key, so re-sending the same key is a re-submission); 502/503/504 with
  * backoff. 400/401/402/403/404/413 need a fixed request.
  */

@@ -1,4 +1,4 @@
-// Shapes of the public API (contract.md, decisions.md). Field names stay snake_case as on the wire.
+// Shapes of the public API (docs/api.md). Field names stay snake_case as on the wire.
 
 export type TaskStatus = "queued" | "in_progress" | "completed" | "failed";
 export type TerminalStatus = "completed" | "failed";

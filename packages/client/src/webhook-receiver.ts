@@ -12,7 +12,7 @@ export interface WebhookReceiverOptions {
   onTask: (task: Task) => void | Promise<void>;
   /** Expected run time of a task when `track` is not told. Default 60 s. */
   expectedMs?: number;
-  /** Added to the expected time before the fallback poll starts. Default 5 minutes (contract.md). */
+  /** Added to the expected time before the fallback poll starts. Default 5 minutes (docs/api.md#receiving-webhooks). */
   fallbackGraceMs?: number;
   /** How often overdue tasks are looked for. Default 5 s. */
   checkIntervalMs?: number;
@@ -69,7 +69,7 @@ interface Job {
 const EARLY_TTL_MS = 60_000;
 const EARLY_MAX = 1000;
 
-/** contract.md "Events" rules 3, 6 and 7: tracked ids only, each once, verified, throttled, with a fallback poll. */
+/** docs/api.md#receiving-webhooks: tracked ids only, each once, verified, throttled, with a fallback poll. */
 export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
   const { client, onTask } = options;
   const expectedMs = options.expectedMs ?? 60_000;

@@ -1,4 +1,4 @@
-// The one list of public error codes (contract.md "Errors" plus the decisions.md additions).
+// The one list of public error codes (docs/api.md#error-codes).
 // The HTTP layer maps every thrown ApiError through this table; nothing else picks a status.
 export const ERROR_CATALOG = {
   10001: { status: 401, message: "Missing Authorization header" },

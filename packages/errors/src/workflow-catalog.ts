@@ -1,4 +1,4 @@
-// Codes the worker writes to a failed task (contract.md "Workflow codes"). Never an HTTP status.
+// Codes the worker writes to a failed task (docs/api.md#workflow-codes). Never an HTTP status.
 export const WORKFLOW_CATALOG = {
   80001: { message: "Upstream submission failed", refund: "full" },
   80002: { message: "Polling timeout: the wall-clock cap was reached", refund: "full" },

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 
-// Shapes fixed by decisions.md "Identifiers".
+// Shapes fixed by docs/api.md#identifiers.
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
 export const newTaskId = () => `task_${hex(16)}`;

@@ -9,7 +9,7 @@ const urls = (what: string): Json => ({
 
 const probability: Json = { type: "number", minimum: 0, maximum: 1 };
 
-/** `output` of a completed task, per endpoint (decisions.md "Request bodies and outputs"). */
+/** `output` of a completed task, per endpoint (docs/api.md#outputs-per-endpoint). */
 export const OUTPUT_SCHEMAS: Readonly<Record<Endpoint, Json>> = {
   images: { type: "object", required: ["image_urls"], properties: { image_urls: urls("image") } },
   videos: { type: "object", required: ["video_urls"], properties: { video_urls: urls("video") } },

@@ -3,7 +3,7 @@ import { WorkflowError } from "@gen/errors";
 export type PolicyStage = "input" | "output";
 
 /**
- * 80006 with the place the verdict was made, which decides the refund (decisions.md "Credits").
+ * 80006 with the place the verdict was made, which decides the refund (docs/api.md#content-policy-violations-80006).
  * It stays a WorkflowError so code that only knows about WorkflowError still fails the task right.
  */
 export class PolicyViolation extends WorkflowError {

@@ -1,4 +1,4 @@
-/** Steering directives of the simulated provider (decisions.md "Simulated provider"). */
+/** Steering directives of the simulated provider (docs/api.md#simulator-directives). */
 export interface SimDirectives {
   fail?: number;
   stage?: "input" | "output";

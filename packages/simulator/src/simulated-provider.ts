@@ -24,7 +24,7 @@ function withoutTokens(result: CompletedResult): CompletedResult {
 }
 
 /**
- * The built-in provider: no network, deterministic output (decisions.md "Simulated provider").
+ * The built-in provider: no network, deterministic output (docs/api.md#simulator-directives).
  * Every fact a poll needs is inside the upstream id; memory holds only cancels and a cache.
  */
 export function createSimulatedProvider(options: { now?: () => number; baseDelayMs?: number } = {}): Provider {
@@ -68,7 +68,7 @@ export function createSimulatedProvider(options: { now?: () => number; baseDelay
           return { state: "failed", code: 80003, message: "Simulated upstream failure" };
         case 80006:
           return { state: "failed", code: 80006, stage: "output", message: "Simulated content policy verdict on the output" };
-        // decisions.md: a directive fails the task with that code, whatever the code means.
+        // docs/api.md#simulator-directives: a directive fails the task with that code, whatever the code means.
         case 80008:
           return { state: "failed", code: 80008, message: "Simulated upstream cancellation" };
         case 80004:

@@ -12,7 +12,7 @@ const TERMINAL = new Set(["completed", "failed"]);
 
 /**
  * The task body of `GET /api/v1/tasks/{id}` and of every webhook POST. One function builds both,
- * so the webhook body is byte-for-byte the default GET body (decisions.md fixes the field order).
+ * so the webhook body is byte-for-byte the default GET body (docs/api.md#task-object fixes the field order).
  */
 export function renderTask(task: RenderableTask, options: RenderOptions = {}): string {
   return JSON.stringify(taskObject(task, options));

@@ -1,6 +1,7 @@
 /**
- * The `last_error` values one delivery attempt can produce on the wire (contract.md "Webhook
- * object"). `render_*`, `stale_claim` and `attempt_lost` belong to the delivery worker.
+ * The `last_error` values one delivery attempt can produce on the wire
+ * (docs/api.md#webhook-last-error-values). `render_*`, `stale_claim` and `attempt_lost` belong to
+ * the delivery worker.
  */
 export type LastError =
   | `http_${number}`

@@ -9,8 +9,8 @@ const RAW_HTTPS = /^https:\/\/([^/?#]+)(.*)$/is;
 
 /**
  * Splits a webhook URL for sending. The request line is cut from the raw string because WHATWG
- * `URL` resolves dot segments and re-encodes the path (contract.md: "path and query kept
- * verbatim"). Unlike @gen/webhook-url's `webhookRequestTarget` this accepts any port, so tests
+ * `URL` resolves dot segments and re-encodes the path (docs/api.md#webhook-url-rules: path and
+ * query are sent verbatim). Unlike @gen/webhook-url's `webhookRequestTarget` this accepts any port, so tests
  * can use ephemeral ones; everything else that submission refuses and that would make the raw
  * and the parsed form disagree (backslashes, userinfo, a non-https scheme) is refused here too.
  */

@@ -10,7 +10,7 @@ export interface AddressPolicy {
 }
 
 /**
- * Send-time SSRF guard (decisions.md "Webhook delivery"): apply to every address the resolver
+ * Send-time SSRF guard (docs/api.md#private-address-block): apply to every address the resolver
  * returns. `allowedCidrs` exempts operator-trusted ranges; throws on a malformed entry.
  */
 export function createAddressPolicy(allowedCidrs: readonly string[]): AddressPolicy {

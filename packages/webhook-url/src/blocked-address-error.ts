@@ -1,6 +1,6 @@
 export const BLOCKED_ADDRESS_CODE = "ERR_WEBHOOK_BLOCKED_ADDRESS";
 
-/** Raised from inside name resolution, so the socket never opens (decisions.md "Webhook delivery"). */
+/** Raised from inside name resolution, so the socket never opens (docs/api.md#private-address-block). */
 export class BlockedAddressError extends Error {
   readonly code = BLOCKED_ADDRESS_CODE;
 

@@ -15,7 +15,7 @@ export type AddressLookup = (
  * The `lookup` for an agent's sockets (webhook delivery and upstream downloads). Node calls it once per new connection and connects only to
  * what it hands back, so checking here covers every connection and leaves no window for a
  * second, different answer (DNS rebinding). The whole answer is refused when any record is
- * blocked, as decisions.md requires, not just the blocked records.
+ * blocked, as docs/api.md#private-address-block says, not just the blocked records.
  */
 export function createGuardedLookup(resolve: AddressLookup, policy: AddressPolicy): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {

@@ -18,7 +18,7 @@ const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 const refuse = (reason: string): WebhookUrlCheck => ({ ok: false, reason });
 
 /**
- * Submission-time rules for `webhook_url` (contract.md "Submission endpoints"; README lists every
+ * Submission-time rules for `webhook_url` (docs/api.md#webhook-url-rules; README lists every
  * rule). Pure: no DNS. On success returns the input unchanged, since delivery posts to it verbatim.
  */
 export function validateWebhookUrl(value: unknown): WebhookUrlCheck {

@@ -10,7 +10,7 @@ export interface ValidSubmission {
   price: { reserve: number; method: "flat" | "tokens" };
 }
 
-/** decisions.md order: 20002, 20004, values (20003/20005/20006/20007), webhook_url (20003), 30002. */
+/** docs/api.md#submission-validation-order: 20002, 20004, values (20003/20005/20006/20007), webhook_url (20003), 30002. */
 export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: Record<string, unknown>): ValidSubmission {
   // Copied only when there is something to take out: a refused body may hold 2,000 fields.
   const webhookUrl = Object.hasOwn(body, "webhook_url") ? body.webhook_url : undefined;

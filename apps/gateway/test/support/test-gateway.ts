@@ -76,7 +76,7 @@ export async function snapshot(db: Database, userId: string) {
   return { credits: user.credits, tasks, ledger };
 }
 
-/** decisions.md: a balance equals the sum of its ledger, and every settled task has reserve = charge + refund. */
+/** docs/api.md#credits-and-refunds: a balance equals the sum of its ledger, and every settled task has reserve = charge + refund. */
 export async function expectLedgerInvariant(db: Database, userId: string): Promise<void> {
   const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
   const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });

@@ -3,7 +3,7 @@ import type { Config } from "@gen/config";
 export type AttemptNo = 1 | 2 | 3;
 export type Schedule = Pick<Config, "webhookRetryDelayMs" | "webhookFinalAttemptMs" | "webhookTimeoutMs">;
 
-/** decisions.md: attempt 3 must finish within this of its due time. */
+/** docs/api.md#webhook-delivery-schedule: attempt 3 must finish within this of its due time. */
 export const FINAL_ATTEMPT_WINDOW_MS = 60_000;
 
 /**

@@ -2,7 +2,7 @@ import type { Database } from "@gen/db";
 import { renderTask, type RenderableTask } from "@gen/task-render";
 import { workerFailure, type AttemptResult } from "./attempt-result.ts";
 
-/** decisions.md: building the body (reading the task included) gets 2 s. */
+/** docs/api.md#webhook-last-error-values: building the body (reading the task included) gets 2 s. */
 export const RENDER_TIMEOUT_MS = 2_000;
 
 /** Builds the webhook body of a task for one attempt (`deliveryId` is that attempt's whd_ id). */

@@ -2,7 +2,7 @@ import { moderationCharge, tokenCharge, type ModelEntry } from "@gen/catalog";
 import type { PolicyStage } from "@gen/providers";
 
 /**
- * decisions.md "Credits": a completed task keeps at most its reservation. Token-billed models are
+ * docs/api.md#credits-and-refunds: a completed task keeps at most its reservation. Token-billed models are
  * charged by tokens; when tokens are missing but images exist, the reservation is charged (never
  * 80009 for new tasks). Failures refund in full except 80006 on the output, which keeps the
  * model's post-generation charge.

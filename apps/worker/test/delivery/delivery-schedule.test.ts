@@ -1,6 +1,6 @@
 import { attemptWindowEndsAt, fitsWindow, nextAttemptDueAt, FINAL_ATTEMPT_WINDOW_MS } from "../../src/delivery/delivery-schedule.ts";
 
-// The defaults of decisions.md.
+// The defaults of docs/api.md#webhook-delivery-schedule.
 const schedule = { webhookRetryDelayMs: 40_000, webhookFinalAttemptMs: 300_000, webhookTimeoutMs: 10_000 };
 const finished = new Date("2026-11-22T10:00:00.000Z");
 const at = (ms: number) => new Date(finished.getTime() + ms);
