@@ -53,6 +53,11 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   // An idle connection dropped by the server (restart, outage) must not crash the process; the
   // next query opens a new one, or fails with an error that maps to 70002.
   pool.on("error", () => undefined);
+  // The same for a connection while it is checked out: pg emits a server's "terminating
+  // connection" (57P01, a fast shutdown) that arrives between statements on the client itself, and
+  // without a listener there it is an uncaught exception (it killed a worker in the fault suite's
+  // PostgreSQL outage). The client's next statement fails instead and the pool discards it.
+  pool.on("connect", (client) => void client.on("error", () => undefined));
   const adapter = new PrismaPg(pool);
   const onQuery = options.onQuery;
   const client = onQuery ? new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] }) : new PrismaClient({ adapter });
