@@ -30,7 +30,7 @@ function statFields(pid: number): string[] | null {
  * children, so a PostgreSQL backend that exits during the stretch still counts in the postmaster).
  * 0 for a process that is gone.
  */
-export function cpuMs(pid: number): number {
+function cpuMs(pid: number): number {
   const fields = statFields(pid);
   if (!fields) return 0;
   // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).

@@ -41,7 +41,7 @@ export async function disableOperator(db: Database, email: string | undefined) {
   return { email: normalized, disabled: true };
 }
 
-export function normalizeEmail(email: string | undefined): string {
+function normalizeEmail(email: string | undefined): string {
   const normalized = (email ?? "").trim().toLowerCase();
   if (!EMAIL.test(normalized)) throw new UsageError("--email must be an e-mail address");
   return normalized;

@@ -3,7 +3,7 @@ import type { Response } from "express";
 import { Eta } from "eta";
 
 /** Set by the session check on every request it lets through. */
-export interface ConsoleOperator {
+interface ConsoleOperator {
   id: string;
   email: string;
 }

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import type { RedisClient as Redis } from "@gen/queues";
 
 /** Failures of one account from one address before waits start. */
-export const FREE_FAILURES = 5;
+const FREE_FAILURES = 5;
 /** The wait doubles with each failure past FREE_FAILURES (1 s, 2 s, 4 s, ...) up to this. */
-export const MAX_WAIT_MS = 15 * 60_000;
+const MAX_WAIT_MS = 15 * 60_000;
 // Failure counts and known addresses are forgotten after these, so a key set never grows for ever.
 const FAILURES_TTL_MS = 24 * 3600_000;
 const KNOWN_TTL_MS = 30 * 24 * 3600_000;

@@ -4,7 +4,7 @@ import addFormats from "ajv-formats";
 const INVISIBLE = /[\s\p{Cc}\p{Cf}\p{Cs}]/u;
 
 /** The `http-url` format: an absolute http or https URL with a host, written without spaces. */
-export function isHttpUrl(value: string): boolean {
+function isHttpUrl(value: string): boolean {
   if (!/^https?:\/\//i.test(value) || INVISIBLE.test(value)) return false;
   try {
     return new URL(value).hostname !== "";

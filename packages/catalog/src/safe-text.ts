@@ -1,5 +1,5 @@
 /** Most characters of user input that an error message repeats. */
-export const ECHO_LIMIT = 100;
+const ECHO_LIMIT = 100;
 
 const PLAIN_NAME = /^[A-Za-z0-9_.:-]+$/;
 

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
@@ -10,7 +10,7 @@ export interface RecordedRequest {
   at: number;
 }
 
-export interface FakeReply {
+interface FakeReply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
@@ -18,7 +18,7 @@ export interface FakeReply {
   drop?: boolean;
 }
 
-export type FakeRoute = (req: RecordedRequest) => FakeReply;
+type FakeRoute = (req: RecordedRequest) => FakeReply;
 
 /** A programmable stand-in for the API on 127.0.0.1: routes by "METHOD /path" (query ignored). */
 export interface FakeApi {

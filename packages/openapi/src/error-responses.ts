@@ -3,7 +3,7 @@ import { codesByStatus, errorSchemaName } from "./error-schemas.ts";
 import { RATE_LIMIT_HEADERS, REQUEST_ID_HEADER, RETRY_AFTER_HEADER } from "./headers.ts";
 import { type Json, ref } from "./json.ts";
 
-export const EXAMPLE_REQUEST_ID = "req_5f0c2a9be41d7c3a86f10d2e";
+const EXAMPLE_REQUEST_ID = "req_5f0c2a9be41d7c3a86f10d2e";
 
 /** One response per HTTP status the codes use, listing the codes and an example of each. */
 export function errorResponses(codes: readonly ErrorCode[]): Record<string, Json> {

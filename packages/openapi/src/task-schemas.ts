@@ -4,7 +4,7 @@ import { type Json, nullable, ref } from "./json.ts";
 const TIMESTAMP: Json = { type: "string", format: "date-time", description: "ISO 8601, milliseconds, UTC." };
 
 /** Status values of a task (docs/api.md#task-statuses). */
-export const TASK_STATUSES = ["queued", "in_progress", "completed", "failed"] as const;
+const TASK_STATUSES = ["queued", "in_progress", "completed", "failed"] as const;
 
 const LAST_ERRORS = [
   "timeout",

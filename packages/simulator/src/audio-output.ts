@@ -3,9 +3,9 @@ import type { ProviderFile } from "@gen/providers";
 import type { Random } from "./seeded-random.ts";
 import { encodeWav } from "./wav.ts";
 
-export const SAMPLE_RATE = 16_000;
-export const DEFAULT_AUDIO_SECONDS = 2;
-export const MAX_AUDIO_SECONDS = 30;
+const SAMPLE_RATE = 16_000;
+const DEFAULT_AUDIO_SECONDS = 2;
+const MAX_AUDIO_SECONDS = 30;
 const FADE_SAMPLES = SAMPLE_RATE / 100; // 10 ms, so the tone does not click
 
 /** A WAV (16-bit mono, 16 kHz) with a tone whose pitch and vibrato come from the seed. */

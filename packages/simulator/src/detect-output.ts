@@ -1,13 +1,13 @@
 import type { Random } from "./seeded-random.ts";
 
 /** At or above: "ai"; at or below HUMAN_THRESHOLD: "human"; between: "mixed". */
-export const AI_THRESHOLD = 0.7;
-export const HUMAN_THRESHOLD = 0.3;
+const AI_THRESHOLD = 0.7;
+const HUMAN_THRESHOLD = 0.3;
 
 // Words that machine-written prose overuses; each one found nudges the score up.
 const MARKERS = ["delve", "furthermore", "moreover", "additionally", "in conclusion", "tapestry", "crucial", "leverage", "overall"];
 
-export function detectLabel(probability: number): "ai" | "human" | "mixed" {
+function detectLabel(probability: number): "ai" | "human" | "mixed" {
   if (probability >= AI_THRESHOLD) return "ai";
   if (probability <= HUMAN_THRESHOLD) return "human";
   return "mixed";

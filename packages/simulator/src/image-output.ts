@@ -3,7 +3,7 @@ import { encodePng } from "./png.ts";
 import type { ProviderFile } from "@gen/providers";
 import type { Random } from "./seeded-random.ts";
 
-export const DEFAULT_IMAGE_SIZE = { width: 256, height: 256 };
+const DEFAULT_IMAGE_SIZE = { width: 256, height: 256 };
 // Big enough for every catalog size, small enough that a typo cannot make a gigapixel image.
 const MAX_IMAGE_SIDE = 2048;
 const MAX_IMAGES = 10;
@@ -13,7 +13,7 @@ function colour(random: Random): [number, number, number] {
 }
 
 /** One picture: a diagonal gradient between two colours, stripes, and a disc. */
-export function renderImage(width: number, height: number, random: Random): Buffer {
+function renderImage(width: number, height: number, random: Random): Buffer {
   const from = colour(random);
   const to = colour(random);
   const ink = colour(random);

@@ -1,6 +1,6 @@
 import type { Random } from "./seeded-random.ts";
 
-export const MODERATION_CATEGORIES = [
+const MODERATION_CATEGORIES = [
   "harassment",
   "harassment/threatening",
   "hate",
@@ -16,10 +16,10 @@ export const MODERATION_CATEGORIES = [
   "violence/graphic",
 ] as const;
 
-export type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
+type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
 
 /** Words that flag a category; matched as whole words, case-insensitive. */
-export const FLAG_WORDS: Readonly<Partial<Record<ModerationCategory, readonly string[]>>> = {
+const FLAG_WORDS: Readonly<Partial<Record<ModerationCategory, readonly string[]>>> = {
   harassment: ["idiot", "stupid", "loser"],
   "harassment/threatening": ["hunt you down"],
   hate: ["hate", "bigot"],

@@ -1,7 +1,7 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Endpoint, ProviderJob } from "@gen/providers";
 
-export const SIM_ID_PREFIX = "sim_";
+const SIM_ID_PREFIX = "sim_";
 const ENDPOINTS: readonly string[] = ["images", "videos", "audio", "detect", "humanize", "essay", "moderations"];
 // A decoded id is bounded like the request body it came from (1 MiB), with room to spare.
 const MAX_DECODED_BYTES = 4 * 1024 * 1024;

@@ -6,13 +6,13 @@ import type { Random } from "./seeded-random.ts";
 
 // Uncompressed (I_PCM) pictures cost 1.5 bytes a pixel, so the simulated video is a thumbnail:
 // 64 pixels wide with the aspect ratio of `size`, 5 frames a second, at most 10 seconds (≈230 KB).
-export const VIDEO_WIDTH = 64;
-export const VIDEO_FPS = 5;
-export const MAX_VIDEO_SECONDS = 10;
-export const DEFAULT_VIDEO_SECONDS = 2;
+const VIDEO_WIDTH = 64;
+const VIDEO_FPS = 5;
+const MAX_VIDEO_SECONDS = 10;
+const DEFAULT_VIDEO_SECONDS = 2;
 
 /** Display size of the simulated video for a requested `size`. */
-export function videoDimensions(size: unknown): { width: number; height: number } {
+function videoDimensions(size: unknown): { width: number; height: number } {
   const requested = parseSize(size, { width: VIDEO_WIDTH, height: VIDEO_WIDTH }, 100_000);
   const height = Math.round((VIDEO_WIDTH * requested.height) / requested.width / 2) * 2;
   return { width: VIDEO_WIDTH, height: Math.min(128, Math.max(16, height)) };

@@ -2,7 +2,7 @@
 // against the specifications rather than against the writers.
 import { inflateSync } from "node:zlib";
 
-export interface PngChunk {
+interface PngChunk {
   type: string;
   data: Buffer;
   crc: number;

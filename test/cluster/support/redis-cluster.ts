@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { cli, freePorts, startRedisProcess, waitFor, type RedisProcess } from "./redis-process.ts";
 
-export interface ClusterNode {
+interface ClusterNode {
   id: string;
   port: number;
   role: "master" | "slave";

@@ -15,7 +15,7 @@ export interface FaultStackOptions {
   env?: Record<string, string>;
 }
 
-export interface ApiAnswer {
+interface ApiAnswer {
   status: number;
   body: Record<string, any>;
   /** Request sent → body read. */
@@ -39,7 +39,7 @@ export interface FaultStack {
 
 // Short enough that three attempts and the reconciler fit a scenario; the config requires
 // FINAL >= RETRY + 2 x TIMEOUT.
-export const FAULT_TIMINGS = {
+const FAULT_TIMINGS = {
   JOB_LOCK_MS: "2000",
   RECONCILE_INTERVAL_MS: "1000",
   WEBHOOK_TIMEOUT_MS: "3000",

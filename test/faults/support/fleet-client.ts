@@ -1,7 +1,7 @@
 // A client of a fleet of gateways, as a well-behaved API user writes one: submissions spread over
 // every gateway, a failed request retried on the next gateway when retrying is safe (the
 // connection was refused, so nothing was sent, or the submission carries an Idempotency-Key).
-export interface FleetSubmission {
+interface FleetSubmission {
   i: number;
   key?: string;
   /** Task ids of every 2xx answer (all equal when the key did its job). */

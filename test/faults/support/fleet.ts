@@ -2,7 +2,7 @@ import { closedPort } from "../../../packages/webhook-sender/test/helpers/receiv
 import { startApp, type AppProcess } from "./app-process.ts";
 import { startFaultStack, type FaultStack, type FaultStackOptions } from "./fault-stack.ts";
 
-export interface FleetGateway {
+interface FleetGateway {
   process: AppProcess;
   baseUrl: string;
 }

@@ -64,10 +64,10 @@ const UNSETTLED_WEBHOOK_URLS = [
   "https://example/x", "https://hooks.example.com/ü", "https://-bad-.example/x",
 ];
 
-export const HOSTILE_WEBHOOK_URLS = [...REFUSED_WEBHOOK_URLS, ...ACCEPTED_WEBHOOK_URLS, ...UNSETTLED_WEBHOOK_URLS];
+const HOSTILE_WEBHOOK_URLS = [...REFUSED_WEBHOOK_URLS, ...ACCEPTED_WEBHOOK_URLS, ...UNSETTLED_WEBHOOK_URLS];
 
 /** What the gateway must answer a submission that is valid apart from this webhook_url, if the contract settles it. */
-export function expectedForWebhookUrl(url: string): string | undefined {
+function expectedForWebhookUrl(url: string): string | undefined {
   if (REFUSED_WEBHOOK_URLS.includes(url)) return "400/20003";
   if (ACCEPTED_WEBHOOK_URLS.includes(url)) return "202";
   return undefined;

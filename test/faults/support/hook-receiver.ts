@@ -8,7 +8,7 @@ import { createTestCa, issueServerCert, type KeyPair } from "../../../packages/w
 /** What the receiver does with the `nth` POST (0-based) it got for a task; `path` is the request-target. */
 export type HookBehaviour = (post: { taskId: string; nth: number; path: string }) => { status: number; delayMs?: number };
 
-export interface HookPost {
+interface HookPost {
   at: number;
   /** The status the receiver meant to answer (the sender may be gone before it is written). */
   status: number;

@@ -1,7 +1,7 @@
 import type { Database } from "@gen/db";
 import { outcomeCategory, type OutcomeCategory } from "./outcome-category.ts";
 
-export type OutcomeCounts = Partial<Record<OutcomeCategory, number>>;
+type OutcomeCounts = Partial<Record<OutcomeCategory, number>>;
 
 export interface DeliveryStats {
   /** Start of the first minute (inclusive), ISO 8601 UTC. */
@@ -13,7 +13,7 @@ export interface DeliveryStats {
   totals: OutcomeCounts;
 }
 
-export const STATS_MINUTES = 60;
+const STATS_MINUTES = 60;
 const MINUTE_MS = 60_000;
 
 /**

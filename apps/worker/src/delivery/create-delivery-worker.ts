@@ -52,7 +52,7 @@ export interface DeliveryWorker {
  * records `attempt_lost`); what could repeat is the POST of the next attempt, which is why the lock
  * is not shorter. JOB_LOCK_MS below 5 s (test timings) shortens it further.
  */
-export const DELIVERY_LOCK_MS = 5_000;
+const DELIVERY_LOCK_MS = 5_000;
 
 /**
  * Consumes the webhook queues (the main lane and the slow lane): one job per delivery attempt. A

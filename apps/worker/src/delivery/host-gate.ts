@@ -16,7 +16,7 @@ const NO_SLOT: HeldSlot = { release: () => undefined };
 const MAX_PROMOTIONS = 64;
 
 /** The receiver a URL's tickets are counted under (host and port, lower case); null if unparsable. */
-export function receiverHost(url: string): string | null {
+function receiverHost(url: string): string | null {
   try {
     return new URL(url).host.toLowerCase() || null;
   } catch {
@@ -28,7 +28,7 @@ export function receiverHost(url: string): string | null {
  * When a parked attempt runs if no ticket reaches it: the first moment it can no longer finish
  * inside its window, so that run records `stale_claim` without sending (and without a ticket).
  */
-export function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): number {
+function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): number {
   return windowEndsAt.getTime() - deps.config.webhookTimeoutMs + 1;
 }
 
@@ -105,7 +105,7 @@ export async function routeToLane(deps: GateDeps, lane: Lane, taskId: string, at
  * Errors are logged: an unpromoted waiter still runs at the end of its window, and the ticket's
  * lease runs out.
  */
-export async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]): Promise<void> {
+async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]): Promise<void> {
   const slots = deps.hostSlots;
   if (!slots) return;
   const pending = [...promoted];

@@ -1,4 +1,4 @@
 export { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "./create-delivery-worker.ts";
-export { reconcileDeliveries, type ReconcileDeliveriesDeps, type ReconcileDeliveriesOptions, type ReconcileDeliveriesResult } from "./reconcile-deliveries.ts";
+export { reconcileDeliveries } from "./reconcile-deliveries.ts";
 export type { RenderBody } from "./render-body.ts";
 export type { HandOffFirstAttempt } from "./hand-off-first-attempt.ts";

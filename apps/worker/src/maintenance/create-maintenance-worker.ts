@@ -3,7 +3,7 @@ import type { Logger } from "@gen/logger";
 import { QUEUE_NAMES, scheduleMaintenance, type MaintenanceJobData, type MaintenanceJobName, type RedisClient } from "@gen/queues";
 
 /** What each periodic job does; a run that throws is logged, and the next interval runs again. */
-export type MaintenanceRuns = Record<MaintenanceJobName, () => Promise<void>>;
+type MaintenanceRuns = Record<MaintenanceJobName, () => Promise<void>>;
 
 export interface MaintenanceOptions {
   queue: Queue<MaintenanceJobData>;

@@ -4,7 +4,7 @@ import https from "node:https";
 import net from "node:net";
 import type { KeyPair } from "./test-pki.ts";
 
-export interface ReceivedRequest {
+interface ReceivedRequest {
   method: string;
   /** The request-target exactly as it came off the wire. */
   url: string;
