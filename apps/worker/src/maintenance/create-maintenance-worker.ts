@@ -2,6 +2,9 @@ import { Worker, type Queue } from "bullmq";
 import type { Logger } from "@gen/logger";
 import { QUEUE_NAMES, scheduleMaintenance, type MaintenanceJobData, type MaintenanceJobName, type RedisClient } from "@gen/queues";
 
+// How many of the longest interval a chain of periodic jobs broken by a failover can stay broken.
+const KEEP_ALIVE_INTERVALS = 3;
+
 /** What each periodic job does; a run that throws is logged, and the next interval runs again. */
 type MaintenanceRuns = Record<MaintenanceJobName, () => Promise<void>>;
 
@@ -31,6 +34,11 @@ export async function createMaintenanceWorker(options: MaintenanceOptions): Prom
   await scheduleMaintenance(queue, intervals);
   // A Redis that restarted without persistence has lost the schedulers with everything else.
   connection.on("ready", schedule);
+  // A failover can lose them without any reconnect: a promoted replica that missed the scheduler's
+  // next job has a scheduler that never fires again (no 'ready' is seen on a cluster whose slot
+  // moved), and then nothing repairs lost delivery jobs. Upserting is idempotent (the next run
+  // keeps its time), so every worker re-asserts the schedulers every few intervals.
+  const keepAlive = setInterval(schedule, KEEP_ALIVE_INTERVALS * Math.max(...Object.values(intervals))).unref();
   const worker = new Worker<MaintenanceJobData>(
     QUEUE_NAMES.maintenance,
     async (job) => {
@@ -45,6 +53,7 @@ export async function createMaintenanceWorker(options: MaintenanceOptions): Prom
     worker,
     async close() {
       connection.off("ready", schedule);
+      clearInterval(keepAlive);
       await worker.close();
     },
   };
