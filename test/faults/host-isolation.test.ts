@@ -14,7 +14,7 @@ import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./su
 import { submitMany, until } from "./support/load.ts";
 import { waitSettled } from "./support/no-loss.ts";
 import { connectRedis } from "./support/private-redis.ts";
-import { processCpuMs } from "./support/process-cpu.ts";
+import { sampleCpu } from "../../bench/support/proc-cpu.ts";
 
 const HANGING_TASKS = 1_000;
 const HEALTHY_TASKS = 200;
@@ -114,8 +114,7 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
     let maxHanging = 0;
     const sampler = setInterval(() => (maxHanging = Math.max(maxHanging, hanging!.inFlight())), 20);
     const started = Date.now();
-    const workerCpu = () => stack!.workers.reduce((sum, worker) => sum + processCpuMs(worker.child.pid), 0);
-    const cpuBefore = workerCpu();
+    const stopCpu = sampleCpu({ workers: () => stack!.workers.flatMap((worker) => (worker.child.pid === undefined ? [] : [worker.child.pid])) });
     const total = HANGING_TASKS + HEALTHY_TASKS;
     // Interleaved: every sixth task is the healthy receiver's, so both finish at the same time.
     const isHealthy = (i: number) => i % (total / HEALTHY_TASKS) === total / HEALTHY_TASKS - 1;
@@ -140,7 +139,7 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
 
     await waitSettled(db, 240_000).catch(fail);
     clearInterval(sampler);
-    const cpuMs = workerCpu() - cpuBefore;
+    const cpuMs = stopCpu().ms.workers!;
     const turns = await queueTurns(hangingIds);
     const hangingOutcomes = await db.webhookAttempt.groupBy({ by: ["outcome"], where: { taskId: { in: hangingIds } }, _count: true });
     process.stdout.write(

@@ -57,17 +57,8 @@ export async function enterHostGate(deps: GateDeps, job: Job<WebhookJobData>, to
     deps.logger.warn("host ticket check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
     return NO_SLOT;
   }
-  // Delayed first, waiting list second: a ticket handed to a waiter always finds its job delayed.
   await job.moveToDelayed(parkedUntil(windowEndsAt, deps), token);
-  const parked = await slots.acquire(host, ticket, lane, true).catch((error: unknown) => {
-    deps.logger.warn("could not park an attempt; it runs at the end of its window", { task_id: job.data.taskId, err: error });
-    return null;
-  });
-  if (parked) {
-    void promoteWaiters(deps, host, parked.promoted);
-    // A ticket freed in between (or the host turned slow): run again now rather than at the deadline.
-    if (parked.slot !== "parked") await job.promote().catch(() => undefined);
-  }
+  await joinWaitingList(deps, host, ticket, lane, () => job.promote());
   throw new DelayedError();
 }
 
@@ -94,9 +85,22 @@ export async function routeToLane(deps: GateDeps, lane: Lane, taskId: string, at
   void promoteWaiters(deps, host!, first.promoted);
   if (first.slot === "slow" && lane === "main") return routeToLane(deps, "slow", taskId, attempt, url, windowEndsAt);
   await enqueue(Math.max(0, parkedUntil(windowEndsAt, deps) - deps.now().getTime()));
-  const parked = await slots!.acquire(host!, ticket, lane, true).catch(() => null);
-  if (parked) void promoteWaiters(deps, host!, parked.promoted);
-  if (parked?.slot !== "parked") await (await Job.fromId<WebhookJobData>(queue, ticket))?.promote().catch(() => undefined);
+  await joinWaitingList(deps, host!, ticket, lane, async () => (await Job.fromId<WebhookJobData>(queue, ticket))?.promote());
+}
+
+/**
+ * The second half of parking: the attempt's job is already delayed until its window's end (so a
+ * ticket handed to a waiter always finds its job delayed); now it joins the host's waiting list.
+ * A ticket freed in between, a host turned slow, or Redis trouble: the job runs now instead (it
+ * asks again at its start) rather than at its deadline.
+ */
+async function joinWaitingList(deps: GateDeps, host: string, ticket: string, lane: Lane, runNow: () => Promise<unknown>): Promise<void> {
+  const parked = await deps.hostSlots!.acquire(host, ticket, lane, true).catch((error: unknown) => {
+    deps.logger.warn("could not park a webhook attempt; it runs now", { err: error });
+    return null;
+  });
+  if (parked) void promoteWaiters(deps, host, parked.promoted);
+  if (parked?.slot !== "parked") await runNow().catch(() => undefined);
 }
 
 /**
