@@ -1,14 +1,6 @@
-export type Endpoint = "images" | "videos" | "audio" | "detect" | "humanize" | "essay" | "moderations";
+import { ENDPOINTS, isEndpoint, type Endpoint } from "@gen/domain";
 
-export const ENDPOINTS: readonly Endpoint[] = Object.freeze([
-  "images",
-  "videos",
-  "audio",
-  "detect",
-  "humanize",
-  "essay",
-  "moderations",
-]);
+export { ENDPOINTS, isEndpoint, type Endpoint };
 
 export const ENDPOINT_PATHS: Readonly<Record<Endpoint, string>> = Object.freeze({
   images: "/api/v1/images/generations",
@@ -36,6 +28,3 @@ export const ENDPOINT_INPUT_FIELD: Readonly<Record<Endpoint, InputField>> = Obje
 /** Most strings a moderations `input` array may hold. */
 export const MAX_MODERATION_INPUTS = 32;
 
-export function isEndpoint(value: unknown): value is Endpoint {
-  return typeof value === "string" && (ENDPOINTS as readonly string[]).includes(value);
-}

@@ -1,14 +1,16 @@
+import { Wf } from "./error-codes.ts";
+
 // Codes the worker writes to a failed task (docs/api.md#workflow-codes). Never an HTTP status.
 export const WORKFLOW_CATALOG = {
-  80001: { message: "Upstream submission failed", refund: "full" },
-  80002: { message: "Polling timeout: the wall-clock cap was reached", refund: "full" },
-  80003: { message: "Upstream returned a terminal failure", refund: "full" },
-  80004: { message: "Upstream completed but returned no URLs", refund: "full" },
-  80005: { message: "Failed to persist generated files", refund: "full" },
-  80006: { message: "Content policy violation", refund: "model-policy" },
-  80007: { message: "Upstream rejected the input as invalid", refund: "full" },
-  80008: { message: "Task canceled", refund: "full" },
-  80009: { message: "Exact token billing evidence could not be verified; refunded", refund: "full" },
+  [Wf.UpstreamSubmitFailed]: { message: "Upstream submission failed", refund: "full" },
+  [Wf.PollingTimeout]: { message: "Polling timeout: the wall-clock cap was reached", refund: "full" },
+  [Wf.UpstreamFailed]: { message: "Upstream returned a terminal failure", refund: "full" },
+  [Wf.NoOutput]: { message: "Upstream completed but returned no URLs", refund: "full" },
+  [Wf.StorageFailed]: { message: "Failed to persist generated files", refund: "full" },
+  [Wf.ContentPolicy]: { message: "Content policy violation", refund: "model-policy" },
+  [Wf.InputRejected]: { message: "Upstream rejected the input as invalid", refund: "full" },
+  [Wf.Canceled]: { message: "Task canceled", refund: "full" },
+  [Wf.BillingUnverified]: { message: "Exact token billing evidence could not be verified; refunded", refund: "full" },
 } as const satisfies Record<number, { message: string; refund: "full" | "model-policy" }>;
 
 export type WorkflowCode = keyof typeof WORKFLOW_CATALOG;

@@ -1,4 +1,6 @@
-export type Endpoint = "images" | "videos" | "audio" | "detect" | "humanize" | "essay" | "moderations";
+import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
+
+export { MEDIA_ENDPOINTS, type Endpoint };
 
 export interface ProviderJob {
   taskId: string;
@@ -42,8 +44,6 @@ export interface Provider {
   /** Best effort and idempotent: never rejects. */
   cancel(upstreamId: string): Promise<void>;
 }
-
-export const MEDIA_ENDPOINTS: readonly Endpoint[] = Object.freeze(["images", "videos", "audio"]);
 
 /**
  * Whether a completed result carries the output its endpoint needs: files or URLs for a media
