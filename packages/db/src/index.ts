@@ -1,4 +1,5 @@
 export { createDatabase, type Database, type DatabaseOptions, type SqlPool } from "./create-database.ts";
+export type { Tables } from "./tables.ts";
 export { TASK_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from "./sql-columns.ts";
 export { checkDatabase } from "./check-database.ts";
 export { isDatabaseUnavailable } from "./database-unavailable.ts";

@@ -2,7 +2,7 @@ import { createDatabase } from "@gen/db";
 import { newUserId } from "@gen/ids";
 
 // bench/data-scale.ts replays what the code sends under EXPLAIN: the hook must see the values
-// bound to each statement, on the plain-SQL pool and through Prisma alike.
+// bound to each statement, on the plain-SQL pool, through Kysely and through Prisma alike.
 const seen: Array<{ sql: string; values: unknown[] }> = [];
 const db = createDatabase(process.env.DATABASE_URL!, { onQuery: (sql, values) => seen.push({ sql, values }) });
 afterAll(() => db.$disconnect());
@@ -15,6 +15,8 @@ test("onQuery gets every statement with its bound values", async () => {
   const prisma = seen.at(-1)!;
   expect(prisma.sql).toContain('"users"');
   expect(prisma.values).toContain(userId);
+  await db.$kysely.selectFrom("users").select("id").where("id", "=", userId).execute();
+  expect(seen.at(-1)).toEqual({ sql: 'select "id" from "users" where "id" = $1', values: [userId] });
   // A statement without values, and a hostile value: passed as given, never spliced into the text.
   await db.$sql.query("SELECT 1");
   expect(seen.at(-1)).toEqual({ sql: "SELECT 1", values: [] });
