@@ -1,6 +1,12 @@
+import { readFileSync } from "node:fs";
 import js from "@eslint/js";
 import globals from "globals";
 import tseslint from "typescript-eslint";
+
+// Every public error code (Err.*, Wf.*), read from the one file that spells them out; code says
+// `Err.InsufficientCredits`, never 30001. Read as text because this config runs before any build.
+const ERROR_CODES = [...readFileSync(new URL("packages/errors/src/error-codes.ts", import.meta.url), "utf8").matchAll(/^\s+\w+: (\d{5}),$/gm)].map((m) => m[1]);
+if (ERROR_CODES.length === 0) throw new Error("eslint.config.js: no error codes found in packages/errors/src/error-codes.ts");
 
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "**/generated/**", "**/dist/**", "var/**", "coverage/**"] },
@@ -18,6 +24,32 @@ export default tseslint.config(
     // The gateway itself, and end-to-end tests that drive the gateway and the worker together.
     files: ["apps/gateway/**", "test/**"],
     rules: { "no-restricted-imports": "off" },
+  },
+  {
+    // Tests keep literal codes: they assert the contract's numbers.
+    files: ["apps/*/src/**/*.ts", "packages/*/src/**/*.ts"],
+    ignores: [
+      "packages/errors/**",
+      // TODO(merge): remove when h-data/h-delivery land
+      "apps/gateway/src/services/**",
+      "apps/gateway/src/routes/account-routes.ts",
+      "apps/gateway/src/routes/health-routes.ts",
+      "apps/admin/src/**",
+      "packages/settlement/src/**",
+      "apps/worker/src/**",
+      "apps/console/src/deliveries/**",
+      "apps/console/src/sign-in-routes.ts",
+      "apps/console/src/require-session.ts",
+      "packages/webhook-redelivery/src/**",
+      "packages/db/src/**",
+      "packages/queues/src/enqueue-webhook-attempt.ts",
+    ],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: `Literal[raw=/^(${ERROR_CODES.join("|")})$/]`, message: "A public error code by name: Err.X or Wf.X from @gen/errors (docs/development.md#vocabulary)." },
+      ],
+    },
   },
   {
     // Tests read JSON bodies whose shape is what they assert.

@@ -1,5 +1,5 @@
 import express from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { errorHandler, requestId, requestLog } from "@gen/http";
 import type { ConsoleDeps } from "./console-deps.ts";
 import { createConsoleRouter } from "./console-router.ts";
@@ -18,7 +18,7 @@ export function createConsoleApp(deps: ConsoleDeps): express.Express {
   app.use(requestId, requestLog(deps.logger));
   app.get("/", (_req, res) => res.redirect(302, "/console"));
   app.use("/console", createConsoleRouter(deps, { baseUrl: deps.config.console.baseUrl }));
-  app.use((_req, _res, next) => next(new ApiError(40002)));
+  app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));
   app.use(errorHandler(deps.logger));
   return app;
 }

@@ -1,12 +1,12 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import type { ConsoleUi } from "./console-ui.ts";
 import { wantsHtml } from "./wants-html.ts";
 
 /** A console path that does not exist: a page for people, 40002 for scripts. */
 export function consoleNotFound(ui: ConsoleUi): RequestHandler {
   return (req, res) => {
-    if (!wantsHtml(req)) throw new ApiError(40002);
+    if (!wantsHtml(req)) throw new ApiError(Err.RouteNotFound);
     ui.page(res, { title: "Not found", view: "not-found", status: 404 });
   };
 }

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Request, RequestHandler } from "express";
 import { doubleCsrf } from "csrf-csrf";
 import { csrfSync } from "csrf-sync";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { SIGN_IN_CSRF_COOKIE, cookieOptions } from "./cookies.ts";
 import { isSameOrigin } from "./same-origin.ts";
 
@@ -17,7 +17,7 @@ function submittedToken(req: Request): string | undefined {
 }
 
 /** A refusal is 403 with 10006 ("request origin not allowed"): a request the browser sent on another site's behalf. */
-export const csrfRefused = () => new ApiError(10006, "Cross-site request refused: missing or invalid CSRF token");
+export const csrfRefused = () => new ApiError(Err.OriginNotAllowed, "Cross-site request refused: missing or invalid CSRF token");
 
 /** Synchronizer tokens (csrf-sync): one random token per session, kept in the session itself. */
 export const sessionCsrf = csrfSync({ getTokenFromRequest: submittedToken, size: 32 });

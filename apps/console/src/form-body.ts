@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 
 const readForm = express.urlencoded({ extended: false, limit: "16kb", parameterLimit: 50 });
 
@@ -8,6 +8,6 @@ export const formBody: RequestHandler = (req, res, next) => {
   readForm(req, res, (error?: unknown) => {
     if (!error) return next();
     const type = (error as { type?: string }).type;
-    next(type === "entity.too.large" ? new ApiError(20008, "Form body exceeds 16 KiB") : new ApiError(20001, "Form body could not be read"));
+    next(type === "entity.too.large" ? new ApiError(Err.BodyTooLarge, "Form body exceeds 16 KiB") : new ApiError(Err.BodyNotObject, "Form body could not be read"));
   });
 };

@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { isSameOrigin } from "./same-origin.ts";
 
 /**
@@ -11,7 +11,7 @@ import { isSameOrigin } from "./same-origin.ts";
 export function queueOriginCheck(baseUrl: string): RequestHandler {
   return (req, _res, next) => {
     if (req.method === "GET" || req.method === "HEAD") return next();
-    if (!isSameOrigin(req, baseUrl, true)) throw new ApiError(10006, "Cross-site request refused");
+    if (!isSameOrigin(req, baseUrl, true)) throw new ApiError(Err.OriginNotAllowed, "Cross-site request refused");
     next();
   };
 }

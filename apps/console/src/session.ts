@@ -3,7 +3,7 @@ import type { Request, RequestHandler } from "express";
 import session from "express-session";
 import type { RedisClient as Redis } from "@gen/queues";
 import type { ConsoleConfig } from "@gen/config";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { SESSION_COOKIE, cookieOptions } from "./cookies.ts";
 import { loadSessionSecret } from "./session-secret.ts";
 import { HashedIdRedisStore } from "./session-store.ts";
@@ -62,9 +62,9 @@ export function consoleSessions(redis: Redis, prefix: string, config: ConsoleCon
     ready.then(
       (middleware) => {
         markSecure(req, secureCookies);
-        middleware(req, res, (error?: unknown) => next(error ? new ApiError(70001) : undefined));
+        middleware(req, res, (error?: unknown) => next(error ? new ApiError(Err.WorkflowUnavailable) : undefined));
       },
-      () => next(new ApiError(70001)),
+      () => next(new ApiError(Err.WorkflowUnavailable)),
     );
   };
   return { handler, secret: () => secret };

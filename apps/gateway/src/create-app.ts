@@ -1,6 +1,6 @@
 import express from "express";
 import { createConsoleRouter } from "@gen/console";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { errorHandler, requestId, requestLog } from "@gen/http";
 import { answerUnparseableTargets } from "./http/unparseable-target.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
@@ -35,7 +35,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(submissionRoutes(deps));
   app.use(taskRoutes(deps));
   app.use(accountRoutes(deps));
-  app.use((_req, _res, next) => next(new ApiError(40002)));
+  app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));
   app.use(errorHandler(deps.logger));
   answerUnparseableTargets(app, deps.logger);
   return app;

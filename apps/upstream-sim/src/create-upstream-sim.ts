@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { type CompletedResult, type Endpoint, MEDIA_ENDPOINTS } from "@gen/providers";
+import { type CompletedResult, type Endpoint, MEDIA_ENDPOINTS, UpstreamErrorType, UpstreamJobStatus } from "@gen/providers";
 import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";
@@ -25,11 +25,11 @@ interface Job {
   canceled: boolean;
 }
 
-type JobView = { id: string; status: "running" | "succeeded" | "failed" | "canceled"; [field: string]: unknown };
+type JobView = { id: string; status: UpstreamJobStatus; [field: string]: unknown };
 
 const CACHED_RESULTS = 32;
 
-function errorBody(type: string, message: string) {
+function errorBody(type: UpstreamErrorType, message: string) {
   return { error: { type, message } };
 }
 
@@ -64,16 +64,16 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
 
   function view(job: Job, base: string): JobView {
     const head = { id: job.id, model: job.model, created_at: job.createdAt };
-    if (job.canceled) return { ...head, status: "canceled" };
-    if (!isDone(job)) return { ...head, status: "running" };
-    if (job.directives.policyOutput) return { ...head, status: "failed", ...errorBody("content_policy", "The output violates the content policy") };
-    if (job.directives.fail) return { ...head, status: "failed", ...errorBody("failed", "Simulated upstream failure") };
-    if (job.directives.noUrls) return { ...head, status: "succeeded", output: { urls: [] } };
+    if (job.canceled) return { ...head, status: UpstreamJobStatus.Canceled };
+    if (!isDone(job)) return { ...head, status: UpstreamJobStatus.Running };
+    if (job.directives.policyOutput) return { ...head, status: UpstreamJobStatus.Failed, ...errorBody(UpstreamErrorType.ContentPolicy, "The output violates the content policy") };
+    if (job.directives.fail) return { ...head, status: UpstreamJobStatus.Failed, ...errorBody(UpstreamErrorType.Failed, "Simulated upstream failure") };
+    if (job.directives.noUrls) return { ...head, status: UpstreamJobStatus.Succeeded, output: { urls: [] } };
     const result = resultOf(job);
     const ownUrls = (result.files ?? []).map((file, index) => `${base}/files/${job.id}/${index}.${file.extension}`);
     const output = MEDIA_ENDPOINTS.includes(job.endpoint) ? { urls: job.directives.outputUrl ? [job.directives.outputUrl] : ownUrls } : { data: result.data };
     const usage = result.tokens ? { input_tokens: result.tokens.input, output_tokens: result.tokens.output } : undefined;
-    return { ...head, status: "succeeded", output, ...(usage ? { usage } : {}) };
+    return { ...head, status: UpstreamJobStatus.Succeeded, output, ...(usage ? { usage } : {}) };
   }
 
   const baseOf = (req: Request) => (options.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`).replace(/\/$/, "");
@@ -89,20 +89,20 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   app.post("/v1/jobs", (req, res) => {
     const body: unknown = req.body;
     if (!isObject(body) || typeof body.model !== "string" || body.model === "" || !isObject(body.input)) {
-      res.status(400).json(errorBody("invalid_input", "Expected { model: string, input: object }"));
+      res.status(400).json(errorBody(UpstreamErrorType.InvalidInput, "Expected { model: string, input: object }"));
       return;
     }
     const directives = parseUpDirectives(body.input);
     if (directives.submit500) {
-      res.status(500).json(errorBody("server_error", "Simulated upstream outage"));
+      res.status(500).json(errorBody(UpstreamErrorType.ServerError, "Simulated upstream outage"));
       return;
     }
     if (directives.reject) {
-      res.status(400).json(errorBody("invalid_input", "The input was rejected"));
+      res.status(400).json(errorBody(UpstreamErrorType.InvalidInput, "The input was rejected"));
       return;
     }
     if (directives.policyInput) {
-      res.status(422).json(errorBody("content_policy", "The input violates the content policy"));
+      res.status(422).json(errorBody(UpstreamErrorType.ContentPolicy, "The input violates the content policy"));
       return;
     }
     const job: Job = {
@@ -116,13 +116,13 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
     };
     jobs.set(job.id, job);
     if (jobs.size > maxJobs) jobs.delete(jobs.keys().next().value as string);
-    res.status(202).location(`/v1/jobs/${job.id}`).json({ id: job.id, status: "running" });
+    res.status(202).location(`/v1/jobs/${job.id}`).json({ id: job.id, status: UpstreamJobStatus.Running });
   });
 
   app.get("/v1/jobs/:id", (req, res) => {
     const job = jobs.get(req.params.id);
     if (!job) {
-      res.status(404).json(errorBody("not_found", "No such job"));
+      res.status(404).json(errorBody(UpstreamErrorType.NotFound, "No such job"));
       return;
     }
     res.json(view(job, baseOf(req)));
@@ -131,7 +131,7 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   app.post("/v1/jobs/:id/cancel", (req, res) => {
     const job = jobs.get(req.params.id);
     if (!job) {
-      res.status(404).json(errorBody("not_found", "No such job"));
+      res.status(404).json(errorBody(UpstreamErrorType.NotFound, "No such job"));
       return;
     }
     // Idempotent, and a job that has already finished keeps its outcome.
@@ -143,11 +143,11 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
     const job = jobs.get(req.params.id);
     const match = /^(\d{1,3})\.([a-z0-9]+)$/.exec(req.params.name);
     if (!job || !match || job.canceled || !isDone(job) || !MEDIA_ENDPOINTS.includes(job.endpoint)) {
-      res.status(404).json(errorBody("not_found", "No such file"));
+      res.status(404).json(errorBody(UpstreamErrorType.NotFound, "No such file"));
       return;
     }
     if (job.directives.badFile) {
-      res.status(job.directives.badFile).json(errorBody("bad_file", "Simulated file download failure"));
+      res.status(job.directives.badFile).json(errorBody(UpstreamErrorType.BadFile, "Simulated file download failure"));
       return;
     }
     if (job.directives.redirectFile) {
@@ -156,7 +156,7 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
     }
     const file = resultOf(job).files?.[Number(match[1])];
     if (!file || file.extension !== match[2]) {
-      res.status(404).json(errorBody("not_found", "No such file"));
+      res.status(404).json(errorBody(UpstreamErrorType.NotFound, "No such file"));
       return;
     }
     const data = job.directives.mislabel ? Buffer.from("<!doctype html><script>document.title='mislabelled'</script>") : file.data;
@@ -164,13 +164,13 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   });
 
   app.use((_req, res) => {
-    res.status(404).json(errorBody("not_found", "Route not found"));
+    res.status(404).json(errorBody(UpstreamErrorType.NotFound, "Route not found"));
   });
 
   // Express 5 signature: four parameters mark the error handler.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = isObject(error) && typeof error.status === "number" && error.status >= 400 && error.status < 500 ? error.status : 500;
-    res.status(status).json(errorBody(status < 500 ? "invalid_input" : "server_error", status < 500 ? "The request could not be read" : "Internal error"));
+    res.status(status).json(errorBody(status < 500 ? UpstreamErrorType.InvalidInput : UpstreamErrorType.ServerError, status < 500 ? "The request could not be read" : "Internal error"));
   });
 
   return app;

@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { buildEntry, type RawEntry } from "./build-entry.ts";
 import { CatalogError } from "./catalog-error.ts";
 import { catalogSchema } from "./catalog-schema.ts";
@@ -78,7 +78,7 @@ export function createCatalog(content: unknown, source = "model catalog"): Catal
     modelsFor: (endpoint) => lists.get(endpoint) ?? [],
     validate(endpoint, body) {
       for (const field of ["model", ENDPOINT_INPUT_FIELD[endpoint]]) {
-        if (own(body, field) === undefined) throw new ApiError(20002, `Missing required parameter: ${field}`);
+        if (own(body, field) === undefined) throw new ApiError(Err.ParameterMissing, `Missing required parameter: ${field}`);
       }
       const requested = own(body, "model");
       if (typeof requested !== "string") throw notAString(requested, endpoint);
@@ -116,14 +116,14 @@ function own(body: Record<string, unknown>, field: string): unknown {
 // A value of the wrong type, like any other parameter (issue 10 §7); 20004 is for a string that
 // names no model of the endpoint.
 function notAString(requested: unknown, endpoint: Endpoint): ApiError {
-  return new ApiError(20003, `Invalid value for model: must be a string naming a model supported on ${ENDPOINT_PATHS[endpoint]}; got ${jsonKind(requested)}`);
+  return new ApiError(Err.ParameterInvalid, `Invalid value for model: must be a string naming a model supported on ${ENDPOINT_PATHS[endpoint]}; got ${jsonKind(requested)}`);
 }
 
 function unknownModel(requested: string, endpoint: Endpoint, byId: Map<string, ModelEntry>): ApiError {
   const path = ENDPOINT_PATHS[endpoint];
   const elsewhere = byId.get(requested);
   const hint = elsewhere ? ` (it is a model of ${ENDPOINT_PATHS[elsewhere.endpoint]})` : "";
-  return new ApiError(20004, `Model ${quote(requested)} is not supported on ${path}${hint}`);
+  return new ApiError(Err.ModelNotSupported, `Model ${quote(requested)} is not supported on ${path}${hint}`);
 }
 
 function describeFileErrors(all: readonly ErrorObject[], content: unknown): string {

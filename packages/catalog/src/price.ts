@@ -1,4 +1,4 @@
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import type { ModelEntry } from "./model-entry.ts";
 import { codePointLength, quote } from "./safe-text.ts";
 
@@ -18,7 +18,7 @@ const FLOAT_NOISE = 1e-9;
  */
 export function priceFor(model: ModelEntry, params: Record<string, unknown>): PriceQuote {
   const fail = (why: string): never => {
-    throw new ApiError(30002, `Cannot determine pricing for model ${model.id}: ${why}`);
+    throw new ApiError(Err.PricingUnknown, `Cannot determine pricing for model ${model.id}: ${why}`);
   };
   const pricing = model.pricing ?? fail("the catalog gives it no price");
   let total = pricing.credits;

@@ -1,15 +1,21 @@
 import type { ErrorObject } from "ajv";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { describeSchema } from "./describe-schema.ts";
 import { ENDPOINT_INPUT_FIELD } from "./endpoints.ts";
 import type { JsonSchema, ModelEntry } from "./model-entry.ts";
 import { codePointLength, fieldName, jsonKind, quote } from "./safe-text.ts";
 
-type ValueCode = 20002 | 20003 | 20005 | 20006 | 20007;
+type ValueCode = typeof Err.ParameterMissing | typeof Err.ParameterInvalid | typeof Err.SizeNotSupported | typeof Err.QualityNotSupported | typeof Err.PromptTooLong;
 
 // docs/api.md#submission-validation-order: model-specific required fields belong to the 20002 step, then the
 // value checks in this order.
-const RANK: Record<ValueCode, number> = { 20002: 0, 20003: 1, 20005: 2, 20006: 3, 20007: 4 };
+const RANK: Record<ValueCode, number> = {
+  [Err.ParameterMissing]: 0,
+  [Err.ParameterInvalid]: 1,
+  [Err.SizeNotSupported]: 2,
+  [Err.QualityNotSupported]: 3,
+  [Err.PromptTooLong]: 4,
+};
 
 interface Finding {
   code: ValueCode;
@@ -41,7 +47,7 @@ export function validationError(
       best = finding;
     }
   });
-  return best ? new ApiError(best.code, best.message()) : new ApiError(20003);
+  return best ? new ApiError(best.code, best.message()) : new ApiError(Err.ParameterInvalid);
 }
 
 function classify(
@@ -56,34 +62,34 @@ function classify(
   if (field === undefined) {
     if (error.keyword === "required") {
       const missing = String(error.params.missingProperty);
-      return { code: 20002, order: index, message: () => `Missing required parameter: ${missing}` };
+      return { code: Err.ParameterMissing, order: index, message: () => `Missing required parameter: ${missing}` };
     }
     if (error.keyword === "additionalProperties") {
       const unknown = String(error.params.additionalProperty);
       // Fields the contract gives their own codes even on a model that takes none (issue 10 §7).
       const at = position(unknown);
-      if (unknown === "size") return { code: 20005, order: at, message: () => unsupported("Size", params.size, model, "sizes", model.sizes) };
-      if (unknown === "quality") return { code: 20006, order: at, message: () => unsupported("Quality", params.quality, model, "qualities", model.qualities) };
-      return { code: 20003, order: at, message: () => `Unknown parameter: ${fieldName(unknown)}` };
+      if (unknown === "size") return { code: Err.SizeNotSupported, order: at, message: () => unsupported("Size", params.size, model, "sizes", model.sizes) };
+      if (unknown === "quality") return { code: Err.QualityNotSupported, order: at, message: () => unsupported("Quality", params.quality, model, "qualities", model.qualities) };
+      return { code: Err.ParameterInvalid, order: at, message: () => `Unknown parameter: ${fieldName(unknown)}` };
     }
-    return { code: 20003, order: -1, message: () => `Invalid request body: ${error.message ?? "not accepted"}` };
+    return { code: Err.ParameterInvalid, order: -1, message: () => `Invalid request body: ${error.message ?? "not accepted"}` };
   }
   const value = params[field];
   const order = position(field);
   if (error.keyword === "enum" && path.length === 1 && field === "size" && model.sizes) {
-    return { code: 20005, order, message: () => unsupported("Size", value, model, "sizes", model.sizes) };
+    return { code: Err.SizeNotSupported, order, message: () => unsupported("Size", value, model, "sizes", model.sizes) };
   }
   if (error.keyword === "enum" && path.length === 1 && field === "quality" && model.qualities) {
-    return { code: 20006, order, message: () => unsupported("Quality", value, model, "qualities", model.qualities) };
+    return { code: Err.QualityNotSupported, order, message: () => unsupported("Quality", value, model, "qualities", model.qualities) };
   }
   if (error.keyword === "maxLength" && field === ENDPOINT_INPUT_FIELD[model.endpoint] && model.maxPromptLength !== undefined) {
     const limit = model.maxPromptLength;
-    return { code: 20007, order, message: () => tooLong(path, value, limit, model.id) };
+    return { code: Err.PromptTooLong, order, message: () => tooLong(path, value, limit, model.id) };
   }
   const properties = model.schema.properties as Record<string, JsonSchema>;
   const schema = Object.hasOwn(properties, field) ? properties[field] : undefined;
   return {
-    code: 20003,
+    code: Err.ParameterInvalid,
     order,
     message: () => {
       const expected = schema && describeSchema(schema);

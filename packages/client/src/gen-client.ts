@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { GenApiError, GenConnectionError, GenTimeoutError } from "./gen-errors.ts";
 import { abortReason, backoffDelay, parseRetryAfter, sleep, type BackoffOptions } from "./retry-timing.ts";
+import { isTerminalStatus } from "./vocabulary.ts";
 import type {
   Account,
   AudioOutput,
@@ -137,7 +138,7 @@ export class GenClient {
       let delay: number;
       try {
         const current = await this.#request<Task<O>>("GET", path, { signal: options.signal, maxRetries: 0 });
-        if (current.status === "completed" || current.status === "failed") return current;
+        if (isTerminalStatus(current.status)) return current;
         lastStatus = current.status;
         failures = 0;
         delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** polls++);

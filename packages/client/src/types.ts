@@ -1,7 +1,8 @@
 // Shapes of the public API (docs/api.md). Field names stay snake_case as on the wire.
+import type { TASK_STATUSES, TERMINAL_STATUSES, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_LAST_ERRORS } from "./vocabulary.ts";
 
-export type TaskStatus = "queued" | "in_progress" | "completed" | "failed";
-export type TerminalStatus = "completed" | "failed";
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
 export interface TaskError {
   code: number;
@@ -37,19 +38,8 @@ export interface ModerationOutput {
 }
 export type TaskOutput = ImageOutput | VideoOutput | AudioOutput | DetectOutput | HumanizeOutput | EssayOutput | ModerationOutput;
 
-export type WebhookDeliveryStatus = "pending" | "in_progress" | "delivered" | "failed";
-export type WebhookLastError =
-  | `http_${number}`
-  | "timeout"
-  | "connect_failed"
-  | "dns_failed"
-  | "tls_error"
-  | "blocked_private_address"
-  | "request_failed"
-  | "render_timeout"
-  | "render_failed"
-  | "stale_claim"
-  | "attempt_lost";
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+export type WebhookLastError = `http_${number}` | (typeof WEBHOOK_LAST_ERRORS)[number];
 
 /** Added by `include: ["webhook"]`; `null` when the task was submitted without `webhook_url`. */
 export interface WebhookState {

@@ -4,6 +4,7 @@ import { GenApiError } from "./gen-errors.ts";
 import type { BackoffOptions } from "./retry-timing.ts";
 import { TokenBucket } from "./token-bucket.ts";
 import type { Task } from "./types.ts";
+import { isTerminalStatus } from "./vocabulary.ts";
 
 export interface WebhookReceiverOptions {
   /** Reads tasks with the caller's own key: a webhook body is never trusted, only its `id`. */
@@ -147,7 +148,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       return lookupFailed(id, entry, error, entry.dueAt);
     }
     // Not finished: an early or forged call. Keep waiting for the real one or the fallback poll.
-    if (task.status !== "completed" && task.status !== "failed") entry.state = "waiting";
+    if (!isTerminalStatus(task.status)) entry.state = "waiting";
     else await deliver(id, task);
   }
 

@@ -4,6 +4,8 @@ export {
   WireError,
   WorkerError,
   httpStatusError,
+  FIXED_LAST_ERRORS,
+  HTTP_STATUS_ERROR_PATTERN,
   LAST_ERROR_NAMES,
   type LastError,
   type WireLastError,
@@ -13,3 +15,4 @@ export {
 export { ENDPOINTS, MEDIA_ENDPOINTS, isEndpoint, type Endpoint } from "./endpoint.ts";
 export { SCHEDULED_ATTEMPTS, type AttemptNo } from "./webhook-schedule.ts";
 export { LEDGER_KINDS, LedgerKind } from "./ledger-kind.ts";
+export { type AttemptOutcome } from "./attempt-outcome.ts";

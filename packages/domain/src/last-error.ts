@@ -25,5 +25,11 @@ export type LastError = WireLastError | WorkerLastError;
 
 export const httpStatusError = (status: number): HttpStatusError => `http_${status}`;
 
+/** Every value but `http_<status>`: what the API schema, the SDK and the CHECK constraint enumerate. */
+export const FIXED_LAST_ERRORS: readonly Exclude<LastError, HttpStatusError>[] = [...Object.values(WireError), ...Object.values(WorkerError)];
+
+/** `http_<status>` spelled out: a status is three digits. Valid as JSON Schema, SQL and RegExp. */
+export const HTTP_STATUS_ERROR_PATTERN = "^http_[0-9]{3}$";
+
 /** The fixed values, in the order the console and the API docs list them (`http_<status>` first). */
-export const LAST_ERROR_NAMES: readonly string[] = ["http_<status>", ...Object.values(WireError), ...Object.values(WorkerError)];
+export const LAST_ERROR_NAMES: readonly string[] = ["http_<status>", ...FIXED_LAST_ERRORS];

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from "express";
 import { isDatabaseUnavailable } from "@gen/db";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import type { Logger } from "@gen/logger";
 import { context, pathOf } from "./request-context.ts";
 import { sendError } from "./send-error.ts";
@@ -15,14 +15,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error instanceof ApiError) return sendError(res, error);
     if (isDatabaseUnavailable(error)) {
       logger.warn("database unavailable", { request_id: context(res).requestId, err: String(error) });
-      return sendError(res, new ApiError(70002));
+      return sendError(res, new ApiError(Err.DatabaseUnavailable));
     }
     const type = (error as { type?: string })?.type;
-    if (type === "entity.too.large") return sendError(res, new ApiError(20008));
-    if (type === "entity.parse.failed") return sendError(res, new ApiError(20001));
+    if (type === "entity.too.large") return sendError(res, new ApiError(Err.BodyTooLarge));
+    if (type === "entity.parse.failed") return sendError(res, new ApiError(Err.BodyNotObject));
     // A path segment with broken percent-encoding (`/api/v1/tasks/%zz`) names no route of ours.
-    if (error instanceof URIError) return sendError(res, new ApiError(40002));
+    if (error instanceof URIError) return sendError(res, new ApiError(Err.RouteNotFound));
     logger.error("unhandled error", { request_id: context(res).requestId, method: req.method, path: pathOf(req), err: error });
-    sendError(res, new ApiError(60099));
+    sendError(res, new ApiError(Err.Internal));
   };
 }

@@ -1,5 +1,5 @@
 import { ENDPOINT_PATHS, ENDPOINTS, type Catalog, type Endpoint } from "@gen/catalog";
-import type { ErrorCode } from "@gen/errors";
+import { Err, type ErrorCode } from "@gen/errors";
 import { WEBHOOK_USER_AGENT } from "@gen/webhook-sender";
 import { documentDescription } from "./document-description.ts";
 import { ENDPOINT_NAMES } from "./endpoint-names.ts";
@@ -19,11 +19,31 @@ export interface OpenApiOptions {
   cdnUrl?: string;
 }
 
-const AUTH: ErrorCode[] = [10001, 10002, 10003, 10004, 10006];
-const SUBMIT_CODES: ErrorCode[] = [...AUTH, 20001, 20002, 20003, 20004, 20005, 20006, 20007, 20008, 30001, 30002, 50001, 60001, 60002, 60099, 70001, 70002];
-const POLL_CODES: ErrorCode[] = [...AUTH, 20003, 40001, 50001, 60099, 70001, 70002];
-const CANCEL_CODES: ErrorCode[] = [...AUTH, 40001, 50001, 60099, 70001, 70002];
-const ACCOUNT_CODES: ErrorCode[] = [...AUTH, 50001, 60099, 70001, 70002];
+const AUTH: ErrorCode[] = [Err.MissingAuthorization, Err.NotBearer, Err.KeyInvalid, Err.KeyRevoked, Err.OriginNotAllowed];
+/** Every API call can be refused by the rate limit and by the gateway's own dependencies. */
+const ALWAYS: ErrorCode[] = [Err.RateLimited, Err.Internal, Err.WorkflowUnavailable, Err.DatabaseUnavailable];
+const SUBMIT_CODES: ErrorCode[] = [
+  ...AUTH,
+  Err.BodyNotObject,
+  Err.ParameterMissing,
+  Err.ParameterInvalid,
+  Err.ModelNotSupported,
+  Err.SizeNotSupported,
+  Err.QualityNotSupported,
+  Err.PromptTooLong,
+  Err.BodyTooLarge,
+  Err.InsufficientCredits,
+  Err.PricingUnknown,
+  Err.RateLimited,
+  Err.PersistFailed,
+  Err.WorkflowStartFailed,
+  Err.Internal,
+  Err.WorkflowUnavailable,
+  Err.DatabaseUnavailable,
+];
+const POLL_CODES: ErrorCode[] = [...AUTH, Err.ParameterInvalid, Err.TaskNotFound, ...ALWAYS];
+const CANCEL_CODES: ErrorCode[] = [...AUTH, Err.TaskNotFound, ...ALWAYS];
+const ACCOUNT_CODES: ErrorCode[] = [...AUTH, ...ALWAYS];
 
 const SUMMARIES: Readonly<Record<Endpoint, string>> = {
   images: "Generate images",
@@ -45,7 +65,7 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const cdnUrl = (options.cdnUrl ?? `${baseUrl}/cdn`).replace(/\/+$/, "");
   const sample = catalog.models[0];
-  const sampleEndpoint: Endpoint = sample?.endpoint ?? "images";
+  const sampleEndpoint: Endpoint = sample?.endpoint ?? ENDPOINTS[0];
   const sampleModel = sample?.id ?? "model-id";
 
   const schemas: Record<string, Json> = {

@@ -1,27 +1,28 @@
 import type { Endpoint } from "@gen/catalog";
-import { WORKFLOW_CATALOG } from "@gen/errors";
+import { DeliveryStatus, TaskStatus } from "@gen/domain";
+import { WORKFLOW_CATALOG, Wf } from "@gen/errors";
 import type { Json } from "./json.ts";
 import { OUTPUT_EXAMPLES } from "./output-schemas.ts";
 
 export const EXAMPLE_TASK_ID = "task_0123456789abcdef0123456789abcdef";
 
-const base = (model: string): Json => ({ id: EXAMPLE_TASK_ID, model, status: "queued", created_at: 1795000000, output: null, usage: { credits: 0 }, error: null });
+const base = (model: string): Json => ({ id: EXAMPLE_TASK_ID, model, status: TaskStatus.Queued, created_at: 1795000000, output: null, usage: { credits: 0 }, error: null });
 
 export function queuedExample(model: string): Json {
   return { summary: "Accepted: the task as GET shows it at that moment", value: base(model) };
 }
 
 export function taskExamples(endpoint: Endpoint, model: string, cdnUrl: string): Record<string, Json> {
-  const failed = { code: 80006, message: WORKFLOW_CATALOG[80006].message };
+  const failed = { code: Wf.ContentPolicy, message: WORKFLOW_CATALOG[Wf.ContentPolicy].message };
   return {
-    completed: { summary: "Completed", value: { ...base(model), status: "completed", output: OUTPUT_EXAMPLES[endpoint](cdnUrl), usage: { credits: 4 } } },
-    failed: { summary: "Failed (polling still answers 200)", value: { ...base(model), status: "failed", error: failed } },
+    completed: { summary: "Completed", value: { ...base(model), status: TaskStatus.Completed, output: OUTPUT_EXAMPLES[endpoint](cdnUrl), usage: { credits: 4 } } },
+    failed: { summary: "Failed (polling still answers 200)", value: { ...base(model), status: TaskStatus.Failed, error: failed } },
     included: {
       summary: "With include=webhook,billing",
       value: {
         ...base(model),
-        status: "in_progress",
-        webhook: { status: "pending", attempts: 0, response_status: null, last_error: null, last_attempt_at: null, delivered_at: null },
+        status: TaskStatus.InProgress,
+        webhook: { status: DeliveryStatus.Pending, attempts: 0, response_status: null, last_error: null, last_attempt_at: null, delivered_at: null },
         billing: { method: "flat", reserved_credits: 4, charged_credits: null, refunded_credits: null, tokens: null },
       },
     },
@@ -30,10 +31,10 @@ export function taskExamples(endpoint: Endpoint, model: string, cdnUrl: string):
 
 export function webhookExamples(endpoint: Endpoint, model: string, cdnUrl: string): Record<string, Json> {
   return {
-    completed: { summary: "Task completed", value: { ...base(model), status: "completed", output: OUTPUT_EXAMPLES[endpoint](cdnUrl), usage: { credits: 4 } } },
+    completed: { summary: "Task completed", value: { ...base(model), status: TaskStatus.Completed, output: OUTPUT_EXAMPLES[endpoint](cdnUrl), usage: { credits: 4 } } },
     failed: {
       summary: "Task failed: error.request_id is the attempt's delivery id",
-      value: { ...base(model), status: "failed", error: { code: 80003, message: WORKFLOW_CATALOG[80003].message, request_id: "whd_9b1e4c7a2d0f8e3b5a6c1d2e" } },
+      value: { ...base(model), status: TaskStatus.Failed, error: { code: Wf.UpstreamFailed, message: WORKFLOW_CATALOG[Wf.UpstreamFailed].message, request_id: "whd_9b1e4c7a2d0f8e3b5a6c1d2e" } },
     },
   };
 }

@@ -1,23 +1,8 @@
+import { DELIVERY_STATUSES, FIXED_LAST_ERRORS, HTTP_STATUS_ERROR_PATTERN, SCHEDULED_ATTEMPTS, TASK_STATUSES, TaskStatus } from "@gen/domain";
 import { WORKFLOW_CATALOG } from "@gen/errors";
 import { type Json, nullable, ref } from "./json.ts";
 
 const TIMESTAMP: Json = { type: "string", format: "date-time", description: "ISO 8601, milliseconds, UTC." };
-
-/** Status values of a task (docs/api.md#task-statuses). */
-const TASK_STATUSES = ["queued", "in_progress", "completed", "failed"] as const;
-
-const LAST_ERRORS = [
-  "timeout",
-  "connect_failed",
-  "dns_failed",
-  "tls_error",
-  "blocked_private_address",
-  "request_failed",
-  "render_timeout",
-  "render_failed",
-  "stale_claim",
-  "attempt_lost",
-];
 
 /**
  * Task, its error, webhook and billing blocks, and the webhook body. `outputs` names the
@@ -77,14 +62,14 @@ export function taskSchemas(outputNames: readonly string[]): Record<string, Json
       properties: {
         status: {
           type: "string",
-          enum: ["pending", "in_progress", "delivered", "failed"],
+          enum: [...DELIVERY_STATUSES],
           description: "`pending` until the task finishes; `in_progress` from attempt 1 (including the waits between attempts); then `delivered` or `failed`.",
         },
-        attempts: { type: "integer", minimum: 0, maximum: 3 },
+        attempts: { type: "integer", minimum: 0, maximum: SCHEDULED_ATTEMPTS },
         response_status: { type: ["integer", "null"], description: "HTTP status of the last attempt's answer." },
         last_error: {
           description: "Why the last attempt failed: `http_<status>` for a non-2xx answer, or one of the listed values.",
-          anyOf: [{ type: "string", pattern: "^http_[0-9]{3}$" }, { type: "string", enum: LAST_ERRORS }, { type: "null" }],
+          anyOf: [{ type: "string", pattern: HTTP_STATUS_ERROR_PATTERN }, { type: "string", enum: [...FIXED_LAST_ERRORS] }, { type: "null" }],
         },
         last_attempt_at: { description: "`null` until the first attempt.", ...nullable(TIMESTAMP) },
         delivered_at: { description: "`null` until delivered.", ...nullable(TIMESTAMP) },
@@ -117,7 +102,7 @@ export function taskSchemas(outputNames: readonly string[]): Record<string, Json
         "Every attempt for one task sends the same body except `error.request_id`.",
       allOf: [ref("Task")],
       properties: {
-        status: { type: "string", enum: ["completed", "failed"] },
+        status: { type: "string", enum: [TaskStatus.Completed, TaskStatus.Failed] },
         error: nullable({ allOf: [ref("TaskError")], required: ["request_id"] }),
       },
       not: { anyOf: [{ required: ["webhook"] }, { required: ["billing"] }] },

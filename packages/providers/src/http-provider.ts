@@ -1,8 +1,9 @@
-import { WorkflowError } from "@gen/errors";
+import { Wf, WorkflowError } from "@gen/errors";
 import got, { type Response } from "got";
 import { PolicyViolation } from "./policy-violation.ts";
 import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
 import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
+import { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
 const MAX_MESSAGE_LENGTH = 500;
@@ -94,18 +95,18 @@ export function createHttpProvider(options: { baseUrl: string; timeoutMs?: numbe
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new WorkflowError(80001, `Upstream submission failed: ${(error as Error).message}`);
+        throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream submission failed: ${(error as Error).message}`);
       }
       const body = parseBody(response);
       const { type, message } = errorOf(body);
       const status = response.statusCode;
       if (status >= 200 && status < 300) {
         if (typeof body?.id === "string" && body.id !== "") return { upstreamId: body.id };
-        throw new WorkflowError(80001, `Upstream answered ${status} without a job id`);
+        throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream answered ${status} without a job id`);
       }
-      if (status >= 400 && status < 500 && type === "content_policy") throw new PolicyViolation("input", message);
-      if (status === 400 || status === 413 || status === 415 || status === 422) throw new WorkflowError(80007, message);
-      throw new WorkflowError(80001, `Upstream submission failed with HTTP ${status}`);
+      if (status >= 400 && status < 500 && type === UpstreamErrorType.ContentPolicy) throw new PolicyViolation("input", message);
+      if (status === 400 || status === 413 || status === 415 || status === 422) throw new WorkflowError(Wf.InputRejected, message);
+      throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream submission failed with HTTP ${status}`);
     },
 
     async poll(upstreamId, signal): Promise<ProviderResult> {
@@ -118,22 +119,22 @@ export function createHttpProvider(options: { baseUrl: string; timeoutMs?: numbe
         if (reason !== undefined) throw reason;
         throw new ProviderUnavailableError(`Upstream poll failed: ${(error as Error).message}`, { cause: error });
       }
-      if (response.statusCode === 404) return { state: "failed", code: 80003, message: "Upstream does not know the job" };
+      if (response.statusCode === 404) return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the job" };
       const body = parseBody(response);
       if (response.statusCode !== 200 || !body) throw new ProviderUnavailableError(`Upstream poll answered HTTP ${response.statusCode}`);
       const { type, message } = errorOf(body);
       switch (body.status) {
-        case "queued":
-        case "running":
+        case UpstreamJobStatus.Queued:
+        case UpstreamJobStatus.Running:
           return { state: "running" };
-        case "succeeded":
+        case UpstreamJobStatus.Succeeded:
           return succeeded(body);
-        case "canceled":
-          return { state: "failed", code: 80003, message: "Upstream job was canceled" };
-        case "failed":
-          if (type === "content_policy") return withMessage({ state: "failed", code: 80006, stage: "output" }, message);
-          if (type === "invalid_input") return withMessage({ state: "failed", code: 80007 }, message);
-          return withMessage({ state: "failed", code: 80003 }, message);
+        case UpstreamJobStatus.Canceled:
+          return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream job was canceled" };
+        case UpstreamJobStatus.Failed:
+          if (type === UpstreamErrorType.ContentPolicy) return withMessage({ state: "failed", code: Wf.ContentPolicy, stage: "output" }, message);
+          if (type === UpstreamErrorType.InvalidInput) return withMessage({ state: "failed", code: Wf.InputRejected }, message);
+          return withMessage({ state: "failed", code: Wf.UpstreamFailed }, message);
         default:
           throw new ProviderUnavailableError(`Upstream poll answered an unknown status ${JSON.stringify(body.status)}`);
       }

@@ -10,4 +10,5 @@ export {
 } from "./provider.ts";
 export { PolicyViolation, type PolicyStage } from "./policy-violation.ts";
 export { ProviderUnavailableError } from "./provider-unavailable-error.ts";
+export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS } from "./http-provider.ts";

@@ -1,4 +1,4 @@
-import { WorkflowError } from "@gen/errors";
+import { Wf, WorkflowError } from "@gen/errors";
 
 export type PolicyStage = "input" | "output";
 
@@ -10,7 +10,7 @@ export class PolicyViolation extends WorkflowError {
   readonly stage: PolicyStage;
 
   constructor(stage: PolicyStage, message?: string) {
-    super(80006, message);
+    super(Wf.ContentPolicy, message);
     this.name = "PolicyViolation";
     this.stage = stage;
   }

@@ -1,4 +1,5 @@
 import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
+import type { Wf } from "@gen/errors";
 
 export { MEDIA_ENDPOINTS, type Endpoint };
 
@@ -25,7 +26,12 @@ export type ProviderResult =
       data?: Record<string, unknown>;
       tokens?: { input: number; output: number };
     }
-  | { state: "failed"; code: 80003 | 80006 | 80007 | 80008; stage?: "input" | "output"; message?: string };
+  | {
+      state: "failed";
+      code: typeof Wf.UpstreamFailed | typeof Wf.ContentPolicy | typeof Wf.InputRejected | typeof Wf.Canceled;
+      stage?: "input" | "output";
+      message?: string;
+    };
 
 export type CompletedResult = Extract<ProviderResult, { state: "completed" }>;
 

@@ -1,8 +1,8 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { isEndpoint } from "@gen/domain";
 import type { Endpoint, ProviderJob } from "@gen/providers";
 
 const SIM_ID_PREFIX = "sim_";
-const ENDPOINTS: readonly string[] = ["images", "videos", "audio", "detect", "humanize", "essay", "moderations"];
 // A decoded id is bounded like the request body it came from (1 MiB), with room to spare.
 const MAX_DECODED_BYTES = 4 * 1024 * 1024;
 
@@ -46,8 +46,7 @@ export function decodeSimUpstreamId(upstreamId: string): SimJobState | undefined
     typeof value !== "object" ||
     value.v !== 1 ||
     typeof value.id !== "string" ||
-    typeof value.e !== "string" ||
-    !ENDPOINTS.includes(value.e) ||
+    !isEndpoint(value.e) ||
     typeof value.m !== "string" ||
     (value.u !== undefined && typeof value.u !== "string") ||
     value.p === null ||

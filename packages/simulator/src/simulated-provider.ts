@@ -1,4 +1,4 @@
-import { WorkflowError } from "@gen/errors";
+import { Wf, WorkflowError } from "@gen/errors";
 import { parseSimDirectives } from "./directives.ts";
 import { PolicyViolation } from "@gen/providers";
 import type { CompletedResult, Provider, ProviderJob, ProviderResult } from "@gen/providers";
@@ -47,37 +47,37 @@ export function createSimulatedProvider(options: { now?: () => number; baseDelay
     async submit(job, signal) {
       signal?.throwIfAborted();
       const directives = parseSimDirectives(job.params);
-      if (directives.fail === 80001) throw new WorkflowError(80001, "Simulated upstream submission failure");
-      if (directives.fail === 80007) throw new WorkflowError(80007, "Simulated upstream rejected the input");
-      if (directives.fail === 80006 && directives.stage === "input") throw new PolicyViolation("input", "Simulated content policy verdict on the input");
+      if (directives.fail === Wf.UpstreamSubmitFailed) throw new WorkflowError(Wf.UpstreamSubmitFailed, "Simulated upstream submission failure");
+      if (directives.fail === Wf.InputRejected) throw new WorkflowError(Wf.InputRejected, "Simulated upstream rejected the input");
+      if (directives.fail === Wf.ContentPolicy && directives.stage === "input") throw new PolicyViolation("input", "Simulated content policy verdict on the input");
       return { upstreamId: encodeSimUpstreamId({ job, startedAt: now() }) };
     },
 
     async poll(upstreamId, signal): Promise<ProviderResult> {
       signal?.throwIfAborted();
       const state = decodeSimUpstreamId(upstreamId);
-      if (!state) return { state: "failed", code: 80003, message: "Unknown simulated job" };
-      if (canceled.has(upstreamId)) return { state: "failed", code: 80003, message: "Simulated job was canceled" };
+      if (!state) return { state: "failed", code: Wf.UpstreamFailed, message: "Unknown simulated job" };
+      if (canceled.has(upstreamId)) return { state: "failed", code: Wf.UpstreamFailed, message: "Simulated job was canceled" };
       const { job, startedAt } = state;
       const directives = parseSimDirectives(job.params);
-      if (directives.fail === 80002) return { state: "running" };
+      if (directives.fail === Wf.PollingTimeout) return { state: "running" };
       const readyAt = startedAt + baseDelayMs + (job.delayMs ?? 0) + (directives.delayMs ?? 0);
       if (now() < readyAt) return { state: "running" };
       switch (directives.fail) {
-        case 80003:
-          return { state: "failed", code: 80003, message: "Simulated upstream failure" };
-        case 80006:
-          return { state: "failed", code: 80006, stage: "output", message: "Simulated content policy verdict on the output" };
+        case Wf.UpstreamFailed:
+          return { state: "failed", code: Wf.UpstreamFailed, message: "Simulated upstream failure" };
+        case Wf.ContentPolicy:
+          return { state: "failed", code: Wf.ContentPolicy, stage: "output", message: "Simulated content policy verdict on the output" };
         // docs/api.md#simulator-directives: a directive fails the task with that code, whatever the code means.
-        case 80008:
-          return { state: "failed", code: 80008, message: "Simulated upstream cancellation" };
-        case 80004:
+        case Wf.Canceled:
+          return { state: "failed", code: Wf.Canceled, message: "Simulated upstream cancellation" };
+        case Wf.NoOutput:
           return { state: "completed" };
       }
       let result = generate(upstreamId, job);
       if (directives.noTokens) result = withoutTokens(result);
       // First, so that a storage step that works in order fails before it stores anything.
-      if (directives.fail === 80005) result = { ...result, files: [storageFaultFile(), ...(result.files ?? [])] };
+      if (directives.fail === Wf.StorageFailed) result = { ...result, files: [storageFaultFile(), ...(result.files ?? [])] };
       return result;
     },
 

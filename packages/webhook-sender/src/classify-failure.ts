@@ -1,7 +1,7 @@
-import type { LastError } from "./attempt-outcome.ts";
+import { WireError, type HttpStatusError, type WireLastError } from "@gen/domain";
 import { BLOCKED_ADDRESS_CODE, RESOLUTION_FAILED_CODE } from "@gen/webhook-url";
 
-type FailureClass = Exclude<LastError, `http_${number}`>;
+type FailureClass = Exclude<WireLastError, HttpStatusError>;
 
 const DNS_CODES = new Set([
   RESOLUTION_FAILED_CODE,
@@ -57,16 +57,16 @@ export function classifyFailure(error: unknown): FailureClass {
   const codes = chain.map((entry) => entry.code);
   const has = (test: (code: string) => boolean): boolean => codes.some((code) => code !== undefined && test(code));
 
-  if (has((code) => code === BLOCKED_ADDRESS_CODE)) return "blocked_private_address";
-  if (has((code) => DNS_CODES.has(code)) || chain.some((entry) => entry.syscall === "getaddrinfo")) return "dns_failed";
-  if (chain.some((entry) => entry.name === "TimeoutError")) return "timeout";
-  if (has((code) => TLS_CODES.has(code) || TLS_CODE_PREFIXES.test(code))) return "tls_error";
-  if (has((code) => CONNECT_CODES.has(code))) return "connect_failed";
+  if (has((code) => code === BLOCKED_ADDRESS_CODE)) return WireError.BlockedPrivateAddress;
+  if (has((code) => DNS_CODES.has(code)) || chain.some((entry) => entry.syscall === "getaddrinfo")) return WireError.DnsFailed;
+  if (chain.some((entry) => entry.name === "TimeoutError")) return WireError.Timeout;
+  if (has((code) => TLS_CODES.has(code) || TLS_CODE_PREFIXES.test(code))) return WireError.TlsError;
+  if (has((code) => CONNECT_CODES.has(code))) return WireError.ConnectFailed;
   // An ETIMEDOUT that is not got's own timer: the OS gave up connecting.
   if (has((code) => code === "ETIMEDOUT")) {
-    return chain.some((entry) => entry.code === "ETIMEDOUT" && entry.syscall === "connect") ? "connect_failed" : "timeout";
+    return chain.some((entry) => entry.code === "ETIMEDOUT" && entry.syscall === "connect") ? WireError.ConnectFailed : WireError.Timeout;
   }
-  return "request_failed";
+  return WireError.RequestFailed;
 }
 
 interface ChainEntry {

@@ -1,3 +1,3 @@
 export { createWebhookSender, WEBHOOK_USER_AGENT, type WebhookSender, type WebhookSenderOptions } from "./webhook-sender.ts";
-export type { AttemptOutcome, LastError } from "./attempt-outcome.ts";
+export type { AttemptOutcome } from "./attempt-outcome.ts";
 export type { AddressLookup as WebhookLookup } from "@gen/webhook-url";

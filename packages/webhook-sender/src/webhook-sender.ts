@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from "node:dns";
 import https from "node:https";
 import { isIP } from "node:net";
 import type { SecureContextOptions } from "node:tls";
+import { WireError } from "@gen/domain";
 import got, { type Request as GotRequest, type RequestFunction } from "got";
 import { createAddressPolicy, createGuardedLookup, type AddressLookup } from "@gen/webhook-url";
 import type { AttemptOutcome } from "./attempt-outcome.ts";
@@ -71,16 +72,16 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   let closed = false;
 
   function attempt(url: string, body: string): Promise<AttemptOutcome> {
-    if (closed) return Promise.resolve(failed("request_failed", "sender is closed"));
+    if (closed) return Promise.resolve(failed(WireError.RequestFailed, "sender is closed"));
     const target = parseSendTarget(url);
-    if (!target) return Promise.resolve(failed("request_failed", "not a sendable https URL"));
+    if (!target) return Promise.resolve(failed(WireError.RequestFailed, "not a sendable https URL"));
 
     // Node skips `lookup` for an IP host, so an IP literal is checked here (submission already
     // refuses them; this is defence in depth).
     const host = target.url.hostname.replace(/^\[(.*)\]$/, "$1");
     if (isIP(host) !== 0) {
       const reason = policy.check(host);
-      if (reason !== null) return Promise.resolve(failed("blocked_private_address", `${host} (${reason})`));
+      if (reason !== null) return Promise.resolve(failed(WireError.BlockedPrivateAddress, `${host} (${reason})`));
     }
 
     const wireHeaders = {
@@ -116,7 +117,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       stream.on("error", (error: unknown) => settle(failed(classifyFailure(error), describe(error))));
       stream.once("close", () => {
         inFlight.delete(stream);
-        settle(failed("request_failed", "request closed before a response"));
+        settle(failed(WireError.RequestFailed, "request closed before a response"));
       });
       stream.once("response", (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
         settle(statusOutcome(response.statusCode));

@@ -1,5 +1,5 @@
 import type { Express, NextFunction, Request, Response } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import type { Logger } from "@gen/logger";
 import { context, requestId, sendError } from "@gen/http";
 
@@ -25,8 +25,8 @@ function lastResort(req: Request, res: Response, error: unknown, logger: Logger)
   }
   requestId(req, res, () => {
     // Only an error handler that threw gets here with an error; the router's give-up has none.
-    if (error === undefined) return sendError(res, new ApiError(40002));
+    if (error === undefined) return sendError(res, new ApiError(Err.RouteNotFound));
     logger.error("unhandled error after the error handler", { request_id: context(res).requestId, method: req.method, err: error });
-    sendError(res, new ApiError(60099));
+    sendError(res, new ApiError(Err.Internal));
   });
 }

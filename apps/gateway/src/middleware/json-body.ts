@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { MAX_BODY_DEPTH, MAX_BODY_ITEMS, jsonShapeProblem, startsAsObject } from "../http/json-shape.ts";
 
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
@@ -19,26 +19,26 @@ export const jsonBody: RequestHandler = (req, res, next) => {
   readRaw(req, res, (error?: unknown) => {
     if (error) {
       const type = (error as { type?: string }).type;
-      return next(type === "entity.too.large" ? new ApiError(20008) : new ApiError(20001, "Body could not be read as JSON"));
+      return next(type === "entity.too.large" ? new ApiError(Err.BodyTooLarge) : new ApiError(Err.BodyNotObject, "Body could not be read as JSON"));
     }
     if (!JSON_TYPE.test(req.headers["content-type"] ?? "")) {
-      return next(new ApiError(20001, "Body is not a JSON object: Content-Type must be application/json"));
+      return next(new ApiError(Err.BodyNotObject, "Body is not a JSON object: Content-Type must be application/json"));
     }
     const text = Buffer.isBuffer(req.body) ? req.body.toString("utf8") : "";
     const problem = jsonShapeProblem(text);
     if (problem !== null) {
       // Whatever else is wrong with it, a body that does not start as an object is not one.
-      if (!startsAsObject(text)) return next(new ApiError(20001));
-      return next(new ApiError(20003, problem === "depth" ? TOO_DEEP : TOO_MANY));
+      if (!startsAsObject(text)) return next(new ApiError(Err.BodyNotObject));
+      return next(new ApiError(Err.ParameterInvalid, problem === "depth" ? TOO_DEEP : TOO_MANY));
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      return next(new ApiError(20001, "Body is not a JSON object: malformed JSON"));
+      return next(new ApiError(Err.BodyNotObject, "Body is not a JSON object: malformed JSON"));
     }
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      return next(new ApiError(20001));
+      return next(new ApiError(Err.BodyNotObject));
     }
     req.body = parsed;
     next();

@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 
 const EXPOSED = "X-Request-Id, Location, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset";
 
@@ -12,7 +12,7 @@ export function originGuard(allowedOrigins: readonly string[]): RequestHandler {
   return (req, res, next) => {
     const origin = req.headers.origin;
     if (origin === undefined) return next();
-    if (!allowed.has(origin)) return next(new ApiError(10006));
+    if (!allowed.has(origin)) return next(new ApiError(Err.OriginNotAllowed));
     res.setHeader("Access-Control-Allow-Origin", origin);
     res.setHeader("Vary", "Origin");
     res.setHeader("Access-Control-Expose-Headers", EXPOSED);

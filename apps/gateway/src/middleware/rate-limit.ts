@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import type { RateConfig } from "@gen/config";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { context } from "@gen/http";
 import type { RateLimiter } from "@gen/rate-limit";
 
@@ -15,13 +15,13 @@ export function rateLimit(limiter: RateLimiter, kind: "poll" | "submit", rate: R
     try {
       decision = kind === "poll" ? await limiter.takeOrLocal(kind, context(res).userId!, rate) : await limiter.take(kind, context(res).userId!, rate);
     } catch {
-      throw new ApiError(70001);
+      throw new ApiError(Err.WorkflowUnavailable);
     }
     res.setHeader("RateLimit-Limit", String(decision.limit));
     res.setHeader("RateLimit-Remaining", String(decision.remaining));
     res.setHeader("RateLimit-Reset", String(decision.resetSeconds));
     if (!decision.allowed) {
-      throw new ApiError(50001, `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, { "Retry-After": String(decision.retryAfterSeconds) });
+      throw new ApiError(Err.RateLimited, `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, { "Retry-After": String(decision.retryAfterSeconds) });
     }
     next();
   };

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Router } from "express";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { renderMetrics } from "@gen/metrics";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 
@@ -16,11 +16,11 @@ export function metricsRoutes(deps: GatewayDeps): Router {
   const expected = digest(token);
   router.get("/metrics", async (req, res, next) => {
     const header = req.headers.authorization;
-    if (header === undefined) return next(new ApiError(10001));
+    if (header === undefined) return next(new ApiError(Err.MissingAuthorization));
     const match = /^Bearer (.+)$/.exec(header);
-    if (match === null) return next(new ApiError(10002));
+    if (match === null) return next(new ApiError(Err.NotBearer));
     // Digests of equal length, so the comparison takes the same time whatever was sent.
-    if (!timingSafeEqual(digest(match[1]!), expected)) return next(new ApiError(10003));
+    if (!timingSafeEqual(digest(match[1]!), expected)) return next(new ApiError(Err.KeyInvalid));
     const { contentType, body } = await renderMetrics(deps.metrics);
     res.type(contentType).send(body);
   });

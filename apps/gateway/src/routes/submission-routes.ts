@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { renderTask } from "@gen/task-render";
 import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
@@ -35,7 +35,7 @@ export function submissionRoutes(deps: GatewayDeps): Router {
 function idempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (Array.isArray(header) || header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e]+$/.test(header)) {
-    throw new ApiError(20003, `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY} visible ASCII characters`);
+    throw new ApiError(Err.ParameterInvalid, `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY} visible ASCII characters`);
   }
   return header;
 }

@@ -1,6 +1,6 @@
 import { Router, type Request } from "express";
 import { readDelivery } from "@gen/db";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
 import { readTask } from "../services/read-task.ts";
@@ -23,9 +23,9 @@ export function taskRoutes(deps: GatewayDeps): Router {
       const include = parseInclude(req);
       const id = req.params.id as string;
       // Malformed ids and other users' tasks look exactly like unknown ones.
-      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(40001);
+      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
       const task = await readTask(deps.db, id, context(res).userId!);
-      if (!task) throw new ApiError(40001);
+      if (!task) throw new ApiError(Err.TaskNotFound);
       const webhook = include.has("webhook") ? (task.webhookUrl === null ? null : await readDelivery(deps.db, task.id)) : undefined;
       res.type("application/json").send(renderTask(task, { webhook, billing: include.has("billing") }));
     },
@@ -36,7 +36,7 @@ export function taskRoutes(deps: GatewayDeps): Router {
     rateLimit(deps.rateLimiter, "submit", deps.config.submitRate),
     async (req, res) => {
       const id = req.params.id as string;
-      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(40001);
+      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
       const task = await cancelTask(deps, context(res).userId!, id);
       res.type("application/json").send(renderTask(task));
     },
@@ -50,11 +50,11 @@ function parseInclude(req: Request): Set<string> {
   const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
   const include = new Set<string>();
   for (const value of values) {
-    if (typeof value !== "string") throw new ApiError(20003, "Invalid value for include");
+    if (typeof value !== "string") throw new ApiError(Err.ParameterInvalid, "Invalid value for include");
     for (const item of value.split(",")) {
       const name = item.trim();
       if (name === "") continue;
-      if (!INCLUDES.has(name)) throw new ApiError(20003, `Invalid value for include: ${JSON.stringify(name.slice(0, 40))} (allowed: webhook, billing)`);
+      if (!INCLUDES.has(name)) throw new ApiError(Err.ParameterInvalid, `Invalid value for include: ${JSON.stringify(name.slice(0, 40))} (allowed: webhook, billing)`);
       include.add(name);
     }
   }
