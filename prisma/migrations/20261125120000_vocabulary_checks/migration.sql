@@ -7,8 +7,7 @@
 -- rows already there, so the ACCESS EXCLUSIVE lock it takes lasts milliseconds even on tables of
 -- millions of rows. The next migration validates the existing rows under a lock that lets reads
 -- and writes go on (docs/operations.md#vocabulary-check-constraints). It is a separate migration
--- because Prisma runs one migration file as one transaction, which would hold this lock for the
--- whole scan.
+-- because one migration file runs as one transaction, which would hold this lock for the whole scan.
 
 ALTER TABLE "tasks" ADD CONSTRAINT "tasks_status_check"
   CHECK ("status" IN ('queued', 'in_progress', 'completed', 'failed')) NOT VALID;
