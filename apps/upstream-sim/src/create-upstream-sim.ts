@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { type CompletedResult, type Endpoint, MEDIA_ENDPOINTS, UpstreamErrorType, UpstreamJobStatus } from "@gen/providers";
+import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
+import { type CompletedResult, UpstreamErrorType, UpstreamJobStatus } from "@gen/providers";
 import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";

@@ -1,4 +1,4 @@
-import type { Endpoint } from "@gen/providers";
+import type { Endpoint } from "@gen/domain";
 
 // The protocol carries only a model name, as a real upstream's would; the simulator picks the kind
 // of output from a word in that name and makes images otherwise.

@@ -1,4 +1,5 @@
-import { ENDPOINT_PATHS, ENDPOINTS, type Catalog, type Endpoint } from "@gen/catalog";
+import { ENDPOINT_PATHS, type Catalog } from "@gen/catalog";
+import { ENDPOINTS, type Endpoint } from "@gen/domain";
 import { Err, type ErrorCode } from "@gen/errors";
 import { WEBHOOK_USER_AGENT } from "@gen/webhook-sender";
 import { documentDescription } from "./document-description.ts";

@@ -1,4 +1,4 @@
-import type { Endpoint } from "@gen/catalog";
+import type { Endpoint } from "@gen/domain";
 
 /** Component-name stem per endpoint: `ImagesRequest`, `ImagesOutput`, `ImagesTask`, … */
 export const ENDPOINT_NAMES: Readonly<Record<Endpoint, string>> = Object.freeze({

@@ -1,4 +1,4 @@
-import type { Endpoint } from "@gen/catalog";
+import type { Endpoint } from "@gen/domain";
 import type { Json } from "./json.ts";
 
 const urls = (what: string): Json => ({

@@ -1,4 +1,5 @@
-import { ENDPOINT_INPUT_FIELD, ENDPOINTS, type Catalog, type Endpoint, type ModelEntry } from "@gen/catalog";
+import { ENDPOINT_INPUT_FIELD, type Catalog, type ModelEntry } from "@gen/catalog";
+import { ENDPOINTS, type Endpoint } from "@gen/domain";
 import { ENDPOINT_NAMES, modelSchemaName } from "./endpoint-names.ts";
 import { type Json, ref } from "./json.ts";
 

@@ -1,5 +1,4 @@
-import type { Endpoint } from "@gen/catalog";
-import { DeliveryStatus, TaskStatus } from "@gen/domain";
+import { DeliveryStatus, TaskStatus, type Endpoint } from "@gen/domain";
 import { WORKFLOW_CATALOG, Wf } from "@gen/errors";
 import type { Json } from "./json.ts";
 import { OUTPUT_EXAMPLES } from "./output-schemas.ts";

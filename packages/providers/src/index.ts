@@ -1,11 +1,9 @@
 export {
   type CompletedResult,
-  type Endpoint,
   type Provider,
   type ProviderFile,
   type ProviderJob,
   type ProviderResult,
-  MEDIA_ENDPOINTS,
   hasOutput,
 } from "./provider.ts";
 export { PolicyViolation, type PolicyStage } from "./policy-violation.ts";

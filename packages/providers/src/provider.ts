@@ -1,8 +1,6 @@
 import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
 import type { Wf } from "@gen/errors";
 
-export { MEDIA_ENDPOINTS, type Endpoint };
-
 export interface ProviderJob {
   taskId: string;
   endpoint: Endpoint;

@@ -1,6 +1,6 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { isEndpoint } from "@gen/domain";
-import type { Endpoint, ProviderJob } from "@gen/providers";
+import { isEndpoint, type Endpoint } from "@gen/domain";
+import type { ProviderJob } from "@gen/providers";
 
 const SIM_ID_PREFIX = "sim_";
 // A decoded id is bounded like the request body it came from (1 MiB), with room to spare.

@@ -1,5 +1,6 @@
 import { WorkflowError } from "@gen/errors";
-import { PolicyViolation, hasOutput, type Endpoint, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
+import type { Endpoint } from "@gen/domain";
+import { PolicyViolation, hasOutput, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
 import { SIM_BASE_DELAY_MS, STORAGE_FAULT_EXTENSION, createSimulatedProvider, isStorageFault } from "../src/index.ts";
 import { readPng } from "./media-readers.ts";
 
