@@ -26,7 +26,8 @@ export default tseslint.config(
     rules: { "no-restricted-imports": "off" },
   },
   {
-    // Tests keep literal codes: they assert the contract's numbers.
+    // No bare public error code in product code (docs/development.md#vocabulary). Tests keep the
+    // literal numbers: they assert the contract.
     files: ["apps/*/src/**/*.ts", "packages/*/src/**/*.ts"],
     ignores: [
       "packages/errors/**",
