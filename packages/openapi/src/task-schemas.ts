@@ -65,7 +65,13 @@ export function taskSchemas(outputNames: readonly string[]): Record<string, Json
           enum: [...DELIVERY_STATUSES],
           description: "`pending` until the task finishes; `in_progress` from attempt 1 (including the waits between attempts); then `delivered` or `failed`.",
         },
-        attempts: { type: "integer", minimum: 0, maximum: SCHEDULED_ATTEMPTS },
+        attempts: {
+          type: "integer",
+          minimum: 0,
+          // No maximum: the schedule stops at SCHEDULED_ATTEMPTS, but an operator's manual
+          // redelivery adds attempts after it (docs/api.md#manual-redelivery).
+          description: `Attempts made so far: at most ${SCHEDULED_ATTEMPTS} scheduled ones, plus any manual redelivery an operator sent.`,
+        },
         response_status: { type: ["integer", "null"], description: "HTTP status of the last attempt's answer." },
         last_error: {
           description: "Why the last attempt failed: `http_<status>` for a non-2xx answer, or one of the listed values.",
