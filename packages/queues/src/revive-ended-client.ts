@@ -15,7 +15,9 @@ const REVIVE_DELAY_MS = 2000;
  * disconnects the connector, the attempt fails with "Connection is closed" and the client is dead:
  * every later command fails at once (70001 at the gateway, "Connection is closed" in the workers)
  * until the process restarts. How often depends on how long the attempts take, so busy machines
- * see it more. `disconnect()`/`quit()` by the owner still end the client for good.
+ * see it more. BullMQ revives its own blocking connections from this state (taskforcesh/bullmq#4378);
+ * nothing did for the gateway's connection or a worker's shared one. `disconnect()`/`quit()` by the
+ * owner still end the client for good.
  */
 export function reviveEndedClient(redis: Redis): Redis {
   let closedByOwner = false;

@@ -6,9 +6,10 @@ import type { Cluster } from "ioredis";
  *
  * ioredis leaves the promise of `Cluster#connect()` pending for ever when its ready check fails
  * after the slots were loaded: it then reconnects on its own (and usually becomes ready a moment
- * later), but that attempt's promise is never resolved nor rejected. Right after a master is
- * killed this is common: the check (CLUSTER INFO) lands on the dead node or on a node that still
- * sees the cluster down. BullMQ re-creates a worker's blocking connection when a BZPOPMIN goes
+ * later), but that attempt's promise is never resolved nor rejected (redis/ioredis#741, open; the
+ * maintainers' advice is to watch the events instead). Right after a master is killed this is
+ * common: the check (CLUSTER INFO) lands on the dead node or on a node that still sees the cluster
+ * down. BullMQ re-creates a worker's blocking connection when a BZPOPMIN goes
  * unanswered (as it does while the slot's master is gone), by disconnect + `connect()`; waiting on
  * that promise, the worker stopped taking jobs for good while the queue kept filling.
  */
