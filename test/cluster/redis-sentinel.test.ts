@@ -16,10 +16,10 @@ let group: RedisSentinelGroup | undefined;
 let receiver: HookReceiver | undefined;
 let stack: FaultStack | undefined;
 const fail = (error: unknown): never => failWithAppOutput(stack, error);
-// Known failure (docs/operations.md "Redis topologies and failover"): one fresh-clone run of the
-// full check never accepted a submission again after the primary was SIGKILLed ("All sentinels are
-// unreachable"), so CI runs the planned SENTINEL FAILOVER only; SENTINEL_KILL_PRIMARY=1 adds the kill.
-const KILL_PRIMARY = process.env.SENTINEL_KILL_PRIMARY === "1";
+// SENTINEL_KILL_PRIMARY=0 leaves the crash out (the planned failover only). The crash once left the
+// gateway refusing every submission for good (a Sentinel client ended by its failover detector,
+// see packages/queues/src/revive-ended-client.ts).
+const KILL_PRIMARY = process.env.SENTINEL_KILL_PRIMARY !== "0";
 
 describeWithReceiver("on a Redis Sentinel group", () => {
   beforeAll(async () => {

@@ -1,5 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
 import type { RedisConfig } from "@gen/config";
+import { reviveEndedClient } from "./revive-ended-client.ts";
+import { settleClusterConnect } from "./settle-cluster-connect.ts";
 
 /** A connection in any of the three topologies; BullMQ and every Redis user take either. */
 export type RedisClient = Redis | Cluster;
@@ -34,7 +36,8 @@ function roleOptions(role: RedisRole): RedisOptions {
 
 function createNode(config: Exclude<RedisConfig, { mode: "cluster" }>, role: RedisRole): Redis {
   if (config.mode === "single") return new Redis(config.url, { ...roleOptions(role), retryStrategy });
-  return new Redis({
+  // A failover can end a Sentinel client for good (see revive-ended-client.ts).
+  return reviveEndedClient(new Redis({
     ...roleOptions(role),
     sentinels: config.sentinels,
     name: config.name,
@@ -48,7 +51,7 @@ function createNode(config: Exclude<RedisConfig, { mode: "cluster" }>, role: Red
     // A demoted primary answers writes with READONLY until Sentinel has it drop its clients:
     // reconnect (through the sentinels, to the new primary) and resend.
     reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
-  });
+  }));
 }
 
 function createCluster(config: Extract<RedisConfig, { mode: "cluster" }>, role: RedisRole): Cluster {
@@ -67,5 +70,6 @@ function createCluster(config: Extract<RedisConfig, { mode: "cluster" }>, role: 
     retryDelayOnTryAgain: 200,
     slotsRefreshTimeout: 2000,
   };
-  return new Cluster(config.nodes, options);
+  // A reconnect after a master is killed can leave connect() pending for good (see settle-cluster-connect.ts).
+  return settleClusterConnect(new Cluster(config.nodes, options));
 }
