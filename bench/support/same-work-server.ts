@@ -16,15 +16,7 @@ import { hashApiKey, newTaskId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createRedis, generationJobId } from "@gen/queues";
 import { PrismaClient } from "../../packages/db/src/generated/client.ts";
 import { RateLimiter } from "../../packages/rate-limit/src/index.ts";
-
-interface TaskRow {
-  id: string;
-  status: string;
-  model: string;
-  createdAt: Date;
-  output: unknown;
-  reservedCredits: number;
-}
+import { insertTask, readTask, userOfKey, type TaskRow } from "./same-work-sql.ts";
 
 interface SameWork {
   /** The key's user, or null for an unknown or revoked key. */
@@ -41,32 +33,7 @@ const PRICE = 4;
 
 function floor(url: string): SameWork {
   const pool = new pg.Pool({ connectionString: url, max: POOL_MAX });
-  return {
-    async userOf(keyHash) {
-      const { rows } = await pool.query<{ user_id: string; revoked_at: Date | null }>("SELECT user_id, revoked_at FROM api_keys WHERE key_hash = $1", [keyHash]);
-      return rows[0] && !rows[0].revoked_at ? rows[0].user_id : null;
-    },
-    async insert(userId, model, input, price) {
-      // One round trip: the conditional debit gates both inserts.
-      const { rows } = await pool.query<TaskRow>(
-        `WITH debit AS (UPDATE users SET credits = credits - $3 WHERE id = $2 AND credits >= $3 RETURNING id),
-              task AS (INSERT INTO tasks (id, user_id, endpoint, model, status, input, request_id, billing_method, reserved_credits)
-                       SELECT $1, $2, 'images', $4, 'queued', $5::jsonb, 'req_bench', 'flat', $3 FROM debit
-                       RETURNING id, status, model, created_at AS "createdAt", output, reserved_credits AS "reservedCredits"),
-              reserve AS (INSERT INTO ledger_entries (user_id, task_id, kind, amount, delta) SELECT $2, $1, 'reserve', $3, -$3 FROM debit)
-         SELECT * FROM task`,
-        [newTaskId(), userId, price, model, JSON.stringify(input)],
-      );
-      return rows[0] ?? null;
-    },
-    async read(id, userId) {
-      const { rows } = await pool.query<TaskRow & Record<string, unknown>>(
-        `SELECT *, created_at AS "createdAt", reserved_credits AS "reservedCredits" FROM tasks WHERE id = $1 AND user_id = $2 AND discarded_at IS NULL`,
-        [id, userId],
-      );
-      return rows[0] ?? null;
-    },
-  };
+  return { userOf: (keyHash) => userOfKey(pool, keyHash), insert: (...args) => insertTask(pool, ...args), read: (id, userId) => readTask(pool, id, userId) };
 }
 
 function prisma(url: string): SameWork {
