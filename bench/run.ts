@@ -11,6 +11,7 @@ import { deliveryThroughput } from "./delivery-throughput.ts";
 import { endToEnd } from "./end-to-end.ts";
 import { generationConcurrency } from "./generation-concurrency.ts";
 import { httpThroughput } from "./http-throughput.ts";
+import { retryBurst } from "./retry-burst.ts";
 import { scheduledRetriesMemory } from "./scheduled-retries-memory.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
@@ -20,7 +21,7 @@ const ctx = await createBenchContext(quick);
 const figures: Figure[] = [];
 const loadBefore = os.loadavg();
 try {
-  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["scheduled retries memory", scheduledRetriesMemory], ["generation concurrency", () => generationConcurrency({ quick })]] as const) {
+  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["retry burst", retryBurst], ["scheduled retries memory", scheduledRetriesMemory], ["generation concurrency", () => generationConcurrency({ quick })]] as const) {
     log(`${name}...`);
     const got = await run(ctx);
     for (const f of got) log(`  ${f.name}: ${f.value.toFixed(2)} ${f.unit}${f.ratio === undefined ? "" : ` (ratio ${f.ratio.toFixed(2)})`}`);
