@@ -4,22 +4,23 @@
 // with a 500, attempt 2 due) and their delayed jobs enqueued before the second comes.
 import { newTaskId } from "@gen/ids";
 import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type WebhookJobData } from "@gen/queues";
-import { startApp } from "../test/faults/support/app-process.ts";
 import type { BenchContext } from "./support/bench-context.ts";
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { percentile } from "./support/load.ts";
+import { UNCAPPED_HOST, withOwnWorker } from "./support/own-worker.ts";
 import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
 
 const CHUNK = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 export async function retryBurst(ctx: BenchContext): Promise<Figure[]> {
-  const { stack, receiver, db, user } = ctx;
   const count = ctx.quick ? 2_000 : 10_000;
-  // One receiver host stands for many customers here: its per-host cap (default 8 in flight,
-  // the others parked) would be what the figure measures, so this worker runs with it raised.
-  await Promise.all([...stack.workers].map((w) => w.kill("SIGTERM")));
-  const worker = await startApp("worker", { ...stack.env, WEBHOOK_HOST_CONCURRENCY: "100000" }, "worker-burst");
+  // The one receiver host's cap would be what the figure measures: this worker runs with it raised.
+  return withOwnWorker(ctx, UNCAPPED_HOST, "worker-burst", (worker) => burst(ctx, worker.child.pid!, count));
+}
+
+async function burst(ctx: BenchContext, workerPid: number, count: number): Promise<Figure[]> {
+  const { stack, receiver, db, user } = ctx;
   const redis = createRedis(stack.env.REDIS_URL!, "request");
   const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, stack.env.QUEUE_PREFIX!);
   try {
@@ -46,7 +47,7 @@ export async function retryBurst(ctx: BenchContext): Promise<Figure[]> {
     if (Date.now() > second - 500) throw new Error("retry burst: the set-up ran into the due second; give it more lead time");
     await sleep(second - Date.now());
     const cpu = new CpuTally();
-    const stop = sampleCpu({ worker: () => [worker.child.pid!], ...ctx.sharedGroups });
+    const stop = sampleCpu({ worker: () => [workerPid], ...ctx.sharedGroups });
     const deadline = Date.now() + 180_000;
     while (ids.some((id) => !receiver.posts.has(id))) {
       if (Date.now() > deadline) throw new Error(`retry burst: ${ids.filter((id) => !receiver.posts.has(id)).length} of ${count} not received after 180 s`);
@@ -63,7 +64,5 @@ export async function retryBurst(ctx: BenchContext): Promise<Figure[]> {
     ];
   } finally {
     redis.disconnect();
-    await worker.kill("SIGTERM");
-    await stack.startWorker();
   }
 }
