@@ -1,45 +1,64 @@
-// Submissions and polls per second through the real gateway process against bare Express, same
-// client (autocannon, keep-alive), same connections and duration, rounds alternating, medians.
+// Submissions and polls per second through the real gateway process against bare Express, and
+// against two baselines doing the gateway's round trips (support/same-work-server.ts): the
+// same-work floor (pg, ioredis, BullMQ called directly) and the straightforward Prisma build.
+// Same client (autocannon, keep-alive), connections and duration; rounds rotate the subjects;
+// throughput is the median of rounds, CPU per request the sum over rounds from /proc.
 import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
 import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import type { BenchContext } from "./support/bench-context.ts";
 import { startChild } from "./support/child.ts";
-import type { Figure } from "./support/figure.ts";
-import { load, median } from "./support/load.ts";
+import { cpuColumns, type Figure } from "./support/figure.ts";
+import { load, median, type LoadResult } from "./support/load.ts";
+import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
 
 const CONNECTIONS = 32;
+
+interface Subject {
+  /** Its name in the figures and as its CPU column. */
+  name: string;
+  url: string;
+  pid: number;
+  /** The gateway's and the same-work servers' requests carry the user's key. */
+  auth: boolean;
+}
+
+interface Tally {
+  rates: number[];
+  cpu: CpuTally;
+}
 
 export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   const { stack, user } = ctx;
   // The gateway is the subject: no worker takes the jobs these submissions enqueue.
   await Promise.all([...stack.workers].map((w) => w.kill("SIGTERM")));
-  const port = await closedPort();
-  const bare = await startChild("bench/support/bare-server.ts", { PORT: String(port) });
-  await bare.message;
+  const servers = await Promise.all(
+    [{ name: "bare" }, { name: "floor", mode: "floor" }, { name: "prisma", mode: "prisma" }].map(async ({ name, mode }) => {
+      const port = await closedPort();
+      const child = await startChild(mode ? "bench/support/same-work-server.ts" : "bench/support/bare-server.ts", { ...stack.env, PORT: String(port), MODE: mode ?? "" });
+      await child.message;
+      return { name, port, child };
+    }),
+  );
+  const subjects: Subject[] = [
+    { name: "gateway", url: stack.baseUrl, pid: stack.gateway.child.pid!, auth: true },
+    ...servers.map((s) => ({ name: s.name, url: `http://127.0.0.1:${s.port}`, pid: s.child.child.pid!, auth: s.name !== "bare" })),
+  ];
   const rounds = ctx.quick ? 1 : 3;
   const seconds = ctx.quick ? 3 : 5;
   const body = JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", size: "512x512" });
-  const json = { "content-type": "application/json" };
-  const gatewayAuth = { ...json, authorization: user.auth };
+  const headers = (s: Subject, json: boolean) => ({ ...(json ? { "content-type": "application/json" } : {}), ...(s.auth ? { authorization: user.auth } : {}) });
+  const submit = (s: Subject, secs: number) => load({ url: `${s.url}/api/v1/images/generations`, method: "POST", headers: headers(s, true), body, connections: CONNECTIONS, seconds: secs });
 
-  const submit = { gateway: [] as number[], bare: [] as number[] };
-  const poll = { gateway: [] as number[], bare: [] as number[] };
-  // Warm-up: JIT, connection pools, prepared statements.
-  await load({ url: `${stack.baseUrl}/api/v1/images/generations`, method: "POST", headers: gatewayAuth, body, connections: CONNECTIONS, seconds: 2 });
-  await load({ url: `http://127.0.0.1:${port}/api/v1/images/generations`, method: "POST", headers: json, body, connections: CONNECTIONS, seconds: 1 });
-  for (let round = 0; round < rounds; round++) {
-    const runGateway = async () => submit.gateway.push(check(await load({ url: `${stack.baseUrl}/api/v1/images/generations`, method: "POST", headers: gatewayAuth, body, connections: CONNECTIONS, seconds }), "gateway submit"));
-    const runBare = async () => submit.bare.push(check(await load({ url: `http://127.0.0.1:${port}/api/v1/images/generations`, method: "POST", headers: json, body, connections: CONNECTIONS, seconds }), "bare submit"));
-    for (const run of round % 2 === 0 ? [runGateway, runBare] : [runBare, runGateway]) await run();
-  }
+  // Warm-up: JIT, connection pools, prepared statements, Prisma's query compiler.
+  for (const s of subjects) await submit(s, s.name === "bare" ? 1 : 2);
+  const submissions = await measure(ctx, subjects, rounds, (s) => submit(s, seconds), "submit");
+
   const task = await stack.call(user.auth, "POST", "/api/v1/images/generations", JSON.parse(body));
-  for (let round = 0; round < rounds; round++) {
-    const runGateway = async () => poll.gateway.push(check(await load({ url: `${stack.baseUrl}/api/v1/tasks/${task.body.id}`, method: "GET", headers: { authorization: user.auth }, connections: CONNECTIONS, seconds }), "gateway poll"));
-    const runBare = async () => poll.bare.push(check(await load({ url: `http://127.0.0.1:${port}/api/v1/tasks/${task.body.id}`, method: "GET", connections: CONNECTIONS, seconds }), "bare poll"));
-    for (const run of round % 2 === 0 ? [runGateway, runBare] : [runBare, runGateway]) await run();
-  }
-  await bare.stop();
+  const poll = (s: Subject, secs: number) => load({ url: `${s.url}/api/v1/tasks/${task.body.id}`, method: "GET", headers: headers(s, false), connections: CONNECTIONS, seconds: secs });
+  for (const s of subjects) await poll(s, 1);
+  const polls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");
 
+  await Promise.all(servers.map((s) => s.child.stop()));
   // Throw the queued work away before a worker comes back: it is not part of later figures.
   const redis = createRedis(stack.env.REDIS_URL!, "request");
   await createQueue(QUEUE_NAMES.generation, redis, stack.env.QUEUE_PREFIX!).obliterate({ force: true });
@@ -47,16 +66,49 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   await ctx.db.$executeRawUnsafe(`UPDATE tasks SET status = 'failed', error_code = 80008, finished_at = now() WHERE status IN ('queued', 'in_progress')`);
   await stack.startWorker();
 
-  const figure = (name: string, values: { gateway: number[]; bare: number[] }, target: number): Figure => {
-    const value = median(values.gateway);
-    const baseline = median(values.bare);
-    const ratio = value / baseline;
-    return { name, value, unit: "req/s", baseline, ratio, target: `ratio >= ${target}`, pass: ratio >= target, note: `${CONNECTIONS} connections, ${rounds} x ${seconds} s rounds, medians; gateway rounds ${values.gateway.map((v) => v.toFixed(0)).join("/")}, bare ${values.bare.map((v) => v.toFixed(0)).join("/")}` };
+  const describe = (what: string, tallies: Map<string, Tally>, target: number): Figure[] => {
+    const bare = tallies.get("bare")!;
+    const base = median(bare.rates);
+    const bareCpu = bare.cpu.perUnit().bare;
+    const rate = (name: string) => median(tallies.get(name)!.rates);
+    const rows: { name: string; label: string; target?: number; extra?: string }[] = [
+      { name: "gateway", label: `${what}: gateway`, target, extra: `gateway / floor ${(rate("gateway") / rate("floor")).toFixed(2)}` },
+      { name: "floor", label: `${what}: same-work floor (pg, ioredis, BullMQ)` },
+      { name: "prisma", label: `${what}: straightforward (Prisma client)`, extra: `floor / prisma ${(rate("floor") / rate("prisma")).toFixed(2)}` },
+    ];
+    return rows.map(({ name, label, target: t, extra }) => {
+      const { rates, cpu } = tallies.get(name)!;
+      const value = median(rates);
+      const ratio = value / base;
+      return {
+        name: label,
+        value,
+        unit: "req/s",
+        baseline: base,
+        ratio,
+        ...(t === undefined ? {} : { target: `ratio >= ${t}`, pass: ratio >= t }),
+        cpu: cpuColumns(cpu.perUnit(), bareCpu),
+        note: `vs bare Express; ${CONNECTIONS} connections, ${rounds} x ${seconds} s rounds, medians; ${name} ${rates.map((v) => v.toFixed(0)).join("/")}, bare ${bare.rates.map((v) => v.toFixed(0)).join("/")}${extra ? `; ${extra}` : ""}`,
+      };
+    });
   };
-  return [figure("submissions (images endpoint)", submit, 0.5), figure("polls (GET /api/v1/tasks/{id})", poll, 0.7)];
+  return [...describe("submissions (images endpoint)", submissions, 0.5), ...describe("polls (GET /api/v1/tasks/{id})", polls, 0.7)];
 }
 
-function check(result: { requestsPerSec: number; non2xx: number; errors: number }, what: string): number {
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${what}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return result.requestsPerSec;
+/** Rounds of every subject in turn (the order rotating), each load wrapped in a /proc CPU sample. */
+async function measure(ctx: BenchContext, subjects: Subject[], rounds: number, run: (s: Subject) => Promise<LoadResult>, what: string): Promise<Map<string, Tally>> {
+  const tallies = new Map(subjects.map((s) => [s.name, { rates: [] as number[], cpu: new CpuTally() }]));
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < subjects.length; i++) {
+      const s = subjects[(i + round) % subjects.length]!;
+      const stop = sampleCpu({ [s.name]: () => [s.pid], ...ctx.sharedGroups });
+      const result = await run(s);
+      const sample = stop();
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${s.name} ${what}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+      const tally = tallies.get(s.name)!;
+      tally.rates.push(result.requestsPerSec);
+      tally.cpu.add(sample, result.requests);
+    }
+  }
+  return tallies;
 }

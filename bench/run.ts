@@ -1,4 +1,4 @@
-// `pnpm bench`: every figure of issue 6 with its baseline from the same run, printed as a table and
+// `pnpm bench`: every figure of issues 6 and 12 with its baselines from the same run, printed as a table and
 // written to bench/results/latest.json. BENCH_QUICK=1 for a short smoke run. Needs root (the
 // webhook receiver listens on :443, as a submitted webhook_url cannot name a port).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -11,6 +11,7 @@ import { deliveryThroughput } from "./delivery-throughput.ts";
 import { endToEnd } from "./end-to-end.ts";
 import { generationConcurrency } from "./generation-concurrency.ts";
 import { httpThroughput } from "./http-throughput.ts";
+import { retryBurst } from "./retry-burst.ts";
 import { scheduledRetriesMemory } from "./scheduled-retries-memory.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
@@ -20,7 +21,7 @@ const ctx = await createBenchContext(quick);
 const figures: Figure[] = [];
 const loadBefore = os.loadavg();
 try {
-  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["scheduled retries memory", scheduledRetriesMemory], ["generation concurrency", () => generationConcurrency({ quick })]] as const) {
+  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["retry burst", retryBurst], ["scheduled retries memory", scheduledRetriesMemory], ["generation concurrency", () => generationConcurrency({ quick })]] as const) {
     log(`${name}...`);
     const got = await run(ctx);
     for (const f of got) log(`  ${f.name}: ${f.value.toFixed(2)} ${f.unit}${f.ratio === undefined ? "" : ` (ratio ${f.ratio.toFixed(2)})`}`);

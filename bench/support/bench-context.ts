@@ -1,7 +1,10 @@
+import { once } from "node:events";
 import { createDatabase, type Database } from "@gen/db";
+import { createRedis } from "@gen/queues";
 import { startFaultStack, type FaultStack } from "../../test/faults/support/fault-stack.ts";
 import { startHookReceiver, type HookReceiver } from "../../test/faults/support/hook-receiver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../../test/support/scratch-database.ts";
+import { pidsNamed, postgresBackendsOf, type ProcessGroup } from "./proc-cpu.ts";
 
 export interface BenchContext {
   quick: boolean;
@@ -10,6 +13,11 @@ export interface BenchContext {
   receiver: HookReceiver;
   stack: FaultStack;
   user: { userId: string; auth: string };
+  /**
+   * PostgreSQL (this run's backends; every postgres process as an upper bound) and the Redis
+   * server, sampled next to each subject. Names as in SHARED_GROUPS (figure.ts).
+   */
+  sharedGroups: Record<string, ProcessGroup>;
   close(): Promise<void>;
 }
 
@@ -29,6 +37,11 @@ export async function createBenchContext(quick: boolean): Promise<BenchContext> 
   });
   const db = createDatabase(database.url, { max: 20 });
   const user = await stack.user(1_000_000_000);
+  const redis = createRedis(stack.env.REDIS_URL!, "request");
+  if (redis.status !== "ready") await once(redis, "ready");
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1] ?? 0);
+  redis.disconnect();
+  const databaseName = new URL(database.url).pathname.slice(1);
   return {
     quick,
     database,
@@ -36,6 +49,7 @@ export async function createBenchContext(quick: boolean): Promise<BenchContext> 
     receiver,
     stack,
     user,
+    sharedGroups: { postgres: () => postgresBackendsOf(databaseName), postgres_all: () => pidsNamed("postgres"), redis: () => (redisPid ? [redisPid] : []) },
     async close() {
       await stack.close();
       await receiver.close();

@@ -18,10 +18,11 @@ export async function createRunningTasks(db: Database, userId: string, url: stri
 export async function completeTasks(db: Database, ids: string[], finishedAt = new Date()): Promise<void> {
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
-    await db.$executeRawUnsafe(
+    // Plain SQL: the dispatch figure makes 500 of these a second from the runner, where Prisma's
+    // client would cost a core of the machine under test.
+    await db.$sql.query(
       `UPDATE tasks SET status = 'completed', finished_at = $1, charged_credits = 4, output = jsonb_build_object('image_urls', jsonb_build_array('https://cdn.bench.example/' || id || '/0.png')) WHERE id = ANY($2)`,
-      finishedAt,
-      chunk,
+      [finishedAt, chunk],
     );
   }
 }

@@ -7,13 +7,53 @@ export interface Figure {
   target?: string;
   pass?: boolean;
   note?: string;
+  /** CPU milliseconds per unit of work (request, delivery, task) per process, from /proc. */
+  cpu?: CpuColumns;
+}
+
+/**
+ * Where a unit of work's CPU goes. On a machine shared with other work, throughput moves with the
+ * neighbours and CPU per unit does not, so these are the steadier figures.
+ */
+export interface CpuColumns {
+  /** The processes under test (gateway, worker, a baseline script), by name. */
+  subject: Record<string, number>;
+  /** The backends connected to this run's database. */
+  postgres: number;
+  /** Every postgres process on the server (postmaster, its helpers, other work's backends): an upper bound. */
+  postgresAll: number;
+  /** The Redis server (shared with other work: an upper bound). */
+  redis: number;
+  /** The baseline's own process (bare Express, the got loop), per unit of its own work. */
+  baseline?: number;
+}
+
+/** Group names sampleCpu is given next to the subject's: see BenchContext.sharedGroups. */
+const SHARED_GROUPS = ["postgres", "postgres_all", "redis"] as const;
+
+/** Splits per-unit CPU by group (subject groups, then the shared ones) into a figure's columns. */
+export function cpuColumns(perUnit: Record<string, number>, baseline?: number): CpuColumns {
+  const subject = Object.fromEntries(Object.entries(perUnit).filter(([name]) => !(SHARED_GROUPS as readonly string[]).includes(name)));
+  return { subject, postgres: perUnit.postgres ?? Number.NaN, postgresAll: perUnit.postgres_all ?? Number.NaN, redis: perUnit.redis ?? Number.NaN, baseline };
 }
 
 const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? "" : n >= 100 ? n.toFixed(0) : n.toFixed(n >= 10 ? 1 : 2));
 
 export function table(figures: Figure[]): string {
-  const rows = figures.map((f) => [f.name, `${fmt(f.value)} ${f.unit}`, f.baseline === undefined ? "" : `${fmt(f.baseline)} ${f.unit}`, f.ratio === undefined ? "" : f.ratio.toFixed(2), f.target ?? "", f.pass === undefined ? "" : f.pass ? "pass" : "MISS"]);
-  const head = ["figure", "value", "baseline", "ratio", "target", ""];
+  const rows = figures.map((f) => [
+    f.name,
+    `${fmt(f.value)} ${f.unit}`,
+    f.baseline === undefined ? "" : `${fmt(f.baseline)} ${f.unit}`,
+    f.ratio === undefined ? "" : f.ratio.toFixed(2),
+    f.target ?? "",
+    f.pass === undefined ? "" : f.pass ? "pass" : "MISS",
+    f.cpu ? Object.entries(f.cpu.subject).map(([name, ms]) => `${name} ${fmt(ms)}`).join(" + ") : "",
+    fmt(f.cpu?.postgres),
+    fmt(f.cpu?.postgresAll),
+    fmt(f.cpu?.redis),
+    fmt(f.cpu?.baseline),
+  ]);
+  const head = ["figure", "value", "baseline", "ratio", "target", "", "CPU ms/unit: subject", "pg", "pg all", "redis", "baseline proc"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");

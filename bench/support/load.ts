@@ -2,6 +2,8 @@ import autocannon from "autocannon";
 
 export interface LoadResult {
   requestsPerSec: number;
+  /** Responses received in all. */
+  requests: number;
   non2xx: number;
   errors: number;
   p99Ms: number;
@@ -13,7 +15,7 @@ export interface LoadResult {
  */
 export async function load(opts: { url: string; method: "GET" | "POST"; headers?: Record<string, string>; body?: string; connections: number; seconds: number }): Promise<LoadResult> {
   const result = await autocannon({ url: opts.url, method: opts.method, headers: opts.headers, body: opts.body, connections: opts.connections, duration: opts.seconds });
-  return { requestsPerSec: result.requests.average, non2xx: result.non2xx, errors: result.errors + result.timeouts, p99Ms: result.latency.p99 };
+  return { requestsPerSec: result.requests.average, requests: result.requests.total, non2xx: result.non2xx, errors: result.errors + result.timeouts, p99Ms: result.latency.p99 };
 }
 
 export function median(values: number[]): number {

@@ -52,6 +52,21 @@ export function pidsNamed(name: string): number[] {
   return pids;
 }
 
+/**
+ * The PostgreSQL backends serving one database: their command line (`postgres: ... <user> <db>
+ * <client> <state>`) names it, so on a server shared with other work only this run's connections
+ * count. The upper bound (every postgres process) is `pidsNamed("postgres")`.
+ */
+export function postgresBackendsOf(database: string): number[] {
+  return pidsNamed("postgres").filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(` ${database} `);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** A named group of processes, read again at every sample (a group's members may change). */
 export type ProcessGroup = () => number[];
 
@@ -68,8 +83,8 @@ export interface CpuSample {
  * that exited counts only if its parent is in the group (PostgreSQL backends and the postmaster).
  */
 export function sampleCpu(groups: Record<string, ProcessGroup>): () => CpuSample {
-  const start = new Map<string, Map<number, number>>();
-  for (const [name, pids] of Object.entries(groups)) start.set(name, new Map(pids().map((pid) => [pid, cpuMs(pid)])));
+  const start = new Map<string, Map<number, { ms: number; ppid: number }>>();
+  for (const [name, pids] of Object.entries(groups)) start.set(name, new Map(pids().map((pid) => [pid, { ms: cpuMs(pid), ppid: Number(statFields(pid)?.[1] ?? 0) }])));
   const startedAt = performance.now();
   return () => {
     const ms: Record<string, number> = {};
@@ -77,10 +92,11 @@ export function sampleCpu(groups: Record<string, ProcessGroup>): () => CpuSample
       const before = start.get(name)!;
       const now = new Map(pids().map((pid) => [pid, cpuMs(pid)]));
       let total = 0;
-      for (const [pid, value] of now) total += value - (before.get(pid) ?? 0);
+      for (const [pid, value] of now) total += value - (before.get(pid)?.ms ?? 0);
       // A process gone since the start counts only through its parent's cutime/cstime, which
-      // holds its whole life: take off what it had used before the stretch.
-      for (const [pid, value] of before) if (!now.has(pid)) total -= value;
+      // holds its whole life: take off what it had used before the stretch. Without its parent in
+      // the group (an idle pooled connection's backend timing out), what it used in the stretch is lost.
+      for (const [pid, { ms: value, ppid }] of before) if (!now.has(pid) && (now.has(ppid) || before.has(ppid))) total -= value;
       ms[name] = Math.max(0, total);
     }
     return { ms, wallMs: performance.now() - startedAt };
@@ -93,4 +109,23 @@ export function cpuPerUnit(sample: CpuSample, units: number): string {
     .map(([name, ms]) => `${name} ${(ms / units).toFixed(2)}`)
     .join(", ")
     .concat(" ms CPU each");
+}
+
+/**
+ * CPU samples of the same groups over several stretches (rounds), summed, so a figure divides the
+ * total CPU by the total units of work rather than taking a median of noisy per-round ratios.
+ */
+export class CpuTally {
+  private readonly ms: Record<string, number> = {};
+  private units = 0;
+
+  add(sample: CpuSample, units: number): void {
+    for (const [name, ms] of Object.entries(sample.ms)) this.ms[name] = (this.ms[name] ?? 0) + ms;
+    this.units += units;
+  }
+
+  /** CPU milliseconds per unit of work, per group. */
+  perUnit(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.ms).map(([name, ms]) => [name, this.units === 0 ? Number.NaN : ms / this.units]));
+  }
 }
