@@ -1,6 +1,6 @@
 import { createDatabase } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
-import { settleTask } from "@gen/settlement";
+import { settleTask } from "@gen/ledger";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
