@@ -167,38 +167,63 @@ export interface TaskLedger {
   deltaSum: number;
 }
 
-/** One keyset page of tasks (id order, after `after`) with their ledger sums; optionally one user's only. */
+/**
+ * One keyset page of tasks (id order, after `after`) with their ledger sums; optionally one user's
+ * only. The page is cut first and each task's rows summed through the (task_id, kind) index, so a
+ * page costs the same however large the tables are.
+ */
 export async function readTaskLedgers(db: Queryable, page: { userId?: string; after: string; limit: number }): Promise<TaskLedger[]> {
-  let query = db.$kysely
-    .selectFrom("tasks as t")
-    .leftJoin("ledger_entries as l", "l.task_id", "t.id")
-    .select((eb) => {
-      const count = (kind: LedgerKind) => eb.cast<number>(eb.fn.count("l.id").filterWhere("l.kind", "=", kind), "integer");
-      const sum = (kind: LedgerKind) => eb.cast<number>(eb.fn.coalesce(eb.fn.sum("l.amount").filterWhere("l.kind", "=", kind), eb.lit(0)), "integer");
-      return [
-        "t.id as taskId",
-        "t.user_id as userId",
-        "t.status",
-        eb.cast<boolean>(eb("t.discarded_at", "is not", null), "boolean").as("discarded"),
-        "t.reserved_credits as reservedCredits",
-        "t.charged_credits as chargedCredits",
-        "t.refunded_credits as refundedCredits",
-        count(LedgerKind.Reserve).as("reserves"),
-        count(LedgerKind.Charge).as("charges"),
-        count(LedgerKind.Refund).as("refunds"),
-        count(LedgerKind.Grant).as("grants"),
-        sum(LedgerKind.Reserve).as("reserved"),
-        sum(LedgerKind.Charge).as("charged"),
-        sum(LedgerKind.Refund).as("refunded"),
-        eb.cast<number>(eb.fn.coalesce(eb.fn.sum("l.delta"), eb.lit(0)), "integer").as("deltaSum"),
-      ];
-    })
-    .where("t.id", ">", page.after)
-    .groupBy("t.id")
-    .orderBy("t.id")
+  let tasks = db.$kysely
+    .selectFrom("tasks")
+    .select(["id", "user_id", "status", "discarded_at", "reserved_credits", "charged_credits", "refunded_credits"])
+    .where("id", ">", page.after)
+    .orderBy("id")
     .limit(page.limit);
-  if (page.userId !== undefined) query = query.where("t.user_id", "=", page.userId);
-  return query.execute();
+  if (page.userId !== undefined) tasks = tasks.where("user_id", "=", page.userId);
+  return db.$kysely
+    .selectFrom(tasks.as("t"))
+    // An aggregate without GROUP BY is exactly one row, so the lateral join keeps every task (and user).
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom("ledger_entries")
+          .select((l) => {
+            const count = (kind: LedgerKind) => l.cast<number>(l.fn.count("id").filterWhere("kind", "=", kind), "integer");
+            const sum = (kind: LedgerKind) => l.cast<number>(l.fn.coalesce(l.fn.sum("amount").filterWhere("kind", "=", kind), l.lit(0)), "integer");
+            return [
+              count(LedgerKind.Reserve).as("reserves"),
+              count(LedgerKind.Charge).as("charges"),
+              count(LedgerKind.Refund).as("refunds"),
+              count(LedgerKind.Grant).as("grants"),
+              sum(LedgerKind.Reserve).as("reserved"),
+              sum(LedgerKind.Charge).as("charged"),
+              sum(LedgerKind.Refund).as("refunded"),
+              l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
+            ];
+          })
+          .whereRef("task_id", "=", "t.id")
+          .as("l"),
+      (join) => join.onTrue(),
+    )
+    .select((eb) => [
+      "t.id as taskId",
+      "t.user_id as userId",
+      "t.status",
+      eb.cast<boolean>(eb("t.discarded_at", "is not", null), "boolean").as("discarded"),
+      "t.reserved_credits as reservedCredits",
+      "t.charged_credits as chargedCredits",
+      "t.refunded_credits as refundedCredits",
+      "l.reserves",
+      "l.charges",
+      "l.refunds",
+      "l.grants",
+      "l.reserved",
+      "l.charged",
+      "l.refunded",
+      "l.deltaSum",
+    ])
+    .orderBy("t.id")
+    .execute();
 }
 
 /** A user's balance next to the sum of their ledger deltas, and their non-grant rows that name no task. */
@@ -209,22 +234,27 @@ export interface UserLedger {
   taskless: number;
 }
 
+/** One keyset page of users with their ledger sums, the same way (through the user_id index). */
 export async function readUserLedgers(db: Queryable, page: { userId?: string; after: string; limit: number }): Promise<UserLedger[]> {
-  let query = db.$kysely
-    .selectFrom("users as u")
-    .leftJoin("ledger_entries as l", "l.user_id", "u.id")
-    .select((eb) => [
-      "u.id as userId",
-      "u.credits",
-      eb.cast<number>(eb.fn.coalesce(eb.fn.sum("l.delta"), eb.lit(0)), "integer").as("deltaSum"),
-      eb.cast<number>(eb.fn.count("l.id").filterWhere((w) => w.and([w("l.task_id", "is", null), w("l.kind", "<>", LedgerKind.Grant)])), "integer").as("taskless"),
-    ])
-    .where("u.id", ">", page.after)
-    .groupBy("u.id")
+  let users = db.$kysely.selectFrom("users").select(["id", "credits"]).where("id", ">", page.after).orderBy("id").limit(page.limit);
+  if (page.userId !== undefined) users = users.where("id", "=", page.userId);
+  return db.$kysely
+    .selectFrom(users.as("u"))
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom("ledger_entries")
+          .select((l) => [
+            l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
+            l.cast<number>(l.fn.count("id").filterWhere((w) => w.and([w("task_id", "is", null), w("kind", "<>", LedgerKind.Grant)])), "integer").as("taskless"),
+          ])
+          .whereRef("user_id", "=", "u.id")
+          .as("l"),
+      (join) => join.onTrue(),
+    )
+    .select(["u.id as userId", "u.credits", "l.deltaSum", "l.taskless"])
     .orderBy("u.id")
-    .limit(page.limit);
-  if (page.userId !== undefined) query = query.where("u.id", "=", page.userId);
-  return query.execute();
+    .execute();
 }
 
 /** Ledger rows naming a task that does not exist. */

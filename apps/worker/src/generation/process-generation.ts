@@ -90,7 +90,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
     if (!upstreamId) {
       const job: ProviderJob = {
         taskId: task.id,
-        endpoint: task.endpoint as ProviderJob["endpoint"],
+        endpoint: task.endpoint,
         model: model.id,
         upstreamModel: model.upstreamModel,
         params: task.input as Record<string, unknown>,
@@ -108,7 +108,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
       result = { state: "running" as const };
     }
     if (result.state === "completed") {
-      return hasOutput(task.endpoint as ProviderJob["endpoint"], result) ? { kind: "completed", result } : { kind: "failed", code: Wf.NoOutput };
+      return hasOutput(task.endpoint, result) ? { kind: "completed", result } : { kind: "failed", code: Wf.NoOutput };
     }
     if (result.state === "failed") return { kind: "failed", code: result.code, stage: result.stage };
     const now = Date.now();
