@@ -32,15 +32,8 @@ export default tseslint.config(
     ignores: [
       "packages/errors/**",
       // TODO(merge): remove when h-data/h-delivery land
-      "apps/gateway/src/services/**",
-      "apps/gateway/src/routes/account-routes.ts",
-      "apps/gateway/src/routes/health-routes.ts",
-      "apps/admin/src/**",
-      "packages/settlement/src/**",
       "apps/worker/src/**",
       "apps/console/src/deliveries/**",
-      "apps/console/src/sign-in-routes.ts",
-      "apps/console/src/require-session.ts",
       "packages/webhook-redelivery/src/**",
       "packages/db/src/**",
       "packages/queues/src/enqueue-webhook-attempt.ts",

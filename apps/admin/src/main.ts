@@ -1,6 +1,6 @@
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
-import { addCredits, createKey, credits, listKeys, revokeKey, type KeyToRevoke } from "./admin-commands.ts";
+import { addCredits, createKey, credits, ledgerCheck, listKeys, revokeKey, type KeyToRevoke } from "./admin-commands.ts";
 import { createOperator, disableOperator, readPassword, resetOperatorPassword } from "./operator-commands.ts";
 import { UsageError, parseArgs, type ParsedArgs } from "./parse-args.ts";
 import { readStdin } from "./read-stdin.ts";
@@ -13,9 +13,11 @@ const USAGE = `usage:
   pnpm admin add-credits --user <user_id> --credits <n>
   OPERATOR_PASSWORD=… pnpm admin create-operator --email <email>   (or the password on stdin)
   OPERATOR_PASSWORD=… pnpm admin reset-operator-password --email <email>
-  pnpm admin disable-operator --email <email>`;
+  pnpm admin disable-operator --email <email>
+  pnpm admin ledger-check [--user <user_id>]   (one line per violation; exit 1 if any)`;
 
-// Each command prints exactly one JSON line on stdout; errors go to stderr with exit code 1 (2 for usage).
+// Each command prints exactly one JSON line on stdout (ledger-check: one line per violation, exit code 1
+// if any); errors go to stderr with exit code 1 (2 for usage).
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const config = loadConfig();
@@ -44,6 +46,13 @@ async function main(): Promise<void> {
       case "disable-operator":
         result = await disableOperator(db, args.flags.email);
         break;
+      case "ledger-check": {
+        const { violations } = await ledgerCheck(db, args.flags.user);
+        for (const line of violations) process.stdout.write(`${line}\n`);
+        if (violations.length > 0) process.exitCode = 1;
+        else process.stderr.write("admin: ledger-check: no violations\n");
+        return;
+      }
       default:
         throw new UsageError(USAGE);
     }

@@ -1,4 +1,4 @@
-import type { Database } from "@gen/db";
+import { disableOperator as disableOperatorRow, findOperatorByEmail, insertOperator, updateOperatorPassword, type Database } from "@gen/db";
 import { newOperatorId } from "@gen/ids";
 import { hashPassword } from "@gen/passwords";
 import { UsageError } from "./parse-args.ts";
@@ -21,23 +21,21 @@ export async function readPassword(env: NodeJS.ProcessEnv, stdin: NodeJS.ReadStr
 
 export async function createOperator(db: Database, email: string | undefined, password: string) {
   const normalized = normalizeEmail(email);
-  if (await db.operator.findUnique({ where: { email: normalized } })) throw new UsageError(`operator ${normalized} exists; use reset-operator-password`);
+  if (await findOperatorByEmail(db, normalized)) throw new UsageError(`operator ${normalized} exists; use reset-operator-password`);
   const id = newOperatorId();
-  await db.operator.create({ data: { id, email: normalized, passwordHash: await hashPassword(password) } });
+  await insertOperator(db, { id, email: normalized, passwordHash: await hashPassword(password) });
   return { operator_id: id, email: normalized };
 }
 
 export async function resetOperatorPassword(db: Database, email: string | undefined, password: string) {
   const normalized = normalizeEmail(email);
-  const result = await db.operator.updateMany({ where: { email: normalized }, data: { passwordHash: await hashPassword(password), disabledAt: null } });
-  if (result.count === 0) throw new UsageError(`no such operator: ${normalized}`);
+  if (!(await updateOperatorPassword(db, { email: normalized }, await hashPassword(password), true))) throw new UsageError(`no such operator: ${normalized}`);
   return { email: normalized, password_reset: true };
 }
 
 export async function disableOperator(db: Database, email: string | undefined) {
   const normalized = normalizeEmail(email);
-  const result = await db.operator.updateMany({ where: { email: normalized }, data: { disabledAt: new Date() } });
-  if (result.count === 0) throw new UsageError(`no such operator: ${normalized}`);
+  if (!(await disableOperatorRow(db, normalized))) throw new UsageError(`no such operator: ${normalized}`);
   return { email: normalized, disabled: true };
 }
 

@@ -85,6 +85,18 @@ test("the key as an argument still works (the documented form) but warns that ar
   expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(made.api_key) } })).revokedAt).not.toBeNull();
 }, 60_000);
 
+test("ledger-check passes on a consistent ledger; a planted violation makes it print one line and exit 1", async () => {
+  const made = JSON.parse((await admin("create-key", "--credits", "30")).stdout);
+  const clean = await admin("ledger-check", "--user", made.user_id);
+  expect({ code: clean.code, stdout: clean.stdout }).toEqual({ code: 0, stdout: "" });
+
+  // Credits changed behind the ledger's back.
+  await db.$kysely.updateTable("users").set({ credits: 31 }).where("id", "=", made.user_id).execute();
+  const broken = await admin("ledger-check", "--user", made.user_id);
+  expect({ code: broken.code, stdout: broken.stdout }).toEqual({ code: 1, stdout: `user ${made.user_id}: credits 31 != ledger sum 30\n` });
+  expect((await admin("ledger-check", "--user", "no spaces")).code).toBe(2);
+}, 60_000);
+
 test("bad usage exits 2 with a message on stderr and nothing on stdout", async () => {
   for (const args of [["create-key"], ["create-key", "--credits", "-5"], ["add-credits", "--credits", "5"], ["frobnicate"]]) {
     const result = await admin(...args);

@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import type { ConsoleConfig } from "@gen/config";
-import type { Database } from "@gen/db";
-import { ApiError } from "@gen/errors";
+import { findOperatorById, type Database } from "@gen/db";
+import { ApiError, Err } from "@gen/errors";
 import type { ConsoleLocals } from "./console-ui.ts";
 import { destroySession, passwordStamp } from "./session.ts";
 import { wantsHtml } from "./wants-html.ts";
@@ -16,14 +16,14 @@ export function requireSession(db: Database, config: ConsoleConfig): RequestHand
   return async (req, res, next) => {
     const session = req.session;
     const live = session.operatorId !== undefined && (session.createdAt ?? 0) + config.sessionMaxMs > Date.now();
-    const operator = live ? await db.operator.findUnique({ where: { id: session.operatorId }, select: { id: true, email: true, disabledAt: true, passwordHash: true } }) : null;
+    const operator = live && session.operatorId !== undefined ? await findOperatorById(db, session.operatorId) : undefined;
     if (!live || !operator || operator.disabledAt !== null || session.passwordStamp !== passwordStamp(operator.passwordHash) || typeof session.csrfToken !== "string") {
       if (session.operatorId !== undefined) await destroySession(req);
       if (req.method === "GET" && wantsHtml(req)) {
         res.redirect(302, `/console/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
         return;
       }
-      throw new ApiError(10005);
+      throw new ApiError(Err.SignInRequired);
     }
     const locals: ConsoleLocals = { operator: { id: operator.id, email: operator.email }, csrfToken: session.csrfToken };
     Object.assign(res.locals, locals);

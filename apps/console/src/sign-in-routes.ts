@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import type { Config } from "@gen/config";
-import type { Database } from "@gen/db";
-import { ApiError } from "@gen/errors";
+import { findOperatorByEmail, updateOperatorPassword, type Database } from "@gen/db";
+import { ApiError, Err } from "@gen/errors";
 import type { Logger } from "@gen/logger";
 import { hashPassword, needsRehash, verifyPassword } from "@gen/passwords";
 import type { RateLimiter } from "@gen/rate-limit";
@@ -46,13 +46,13 @@ export function signInRoutes(deps: SignInDeps): Router {
     const password = typeof body.password === "string" ? body.password.slice(0, 1024) : "";
     const address = req.ip ?? "?";
     const refused = await checkLimits(deps, email, address).catch(() => {
-      throw new ApiError(70001);
+      throw new ApiError(Err.WorkflowUnavailable);
     });
     if (refused !== null) {
       deps.logger.warn("console sign-in rate limited", { email, ip: address, reason: refused.reason });
       return showForm(req, res, 429, refused.message, email);
     }
-    const found = email ? await deps.db.operator.findUnique({ where: { email } }) : null;
+    const found = email ? await findOperatorByEmail(deps.db, email) : undefined;
     const ok = await verifyPassword(password, found && found.disabledAt === null ? found.passwordHash : null);
     if (!ok || !found) {
       if (email) await deps.guard.recordFailure(email, address).catch(() => {});
@@ -64,12 +64,12 @@ export function signInRoutes(deps: SignInDeps): Router {
     // A new session id at every sign-in (no fixation); a session the browser already carried
     // (another operator's, say) ends here rather than idling on in Redis.
     await regenerateSession(req).catch(() => {
-      throw new ApiError(70001);
+      throw new ApiError(Err.WorkflowUnavailable);
     });
     Object.assign(req.session, { operatorId: operator.id, email: operator.email, createdAt: Date.now(), passwordStamp: passwordStamp(operator.passwordHash) });
     sessionCsrf.generateToken(req, true);
     await saveSession(req).catch(() => {
-      throw new ApiError(70001);
+      throw new ApiError(Err.WorkflowUnavailable);
     });
     deps.logger.info("console sign-in", { operator_id: operator.id, email });
     res.clearCookie(SIGN_IN_CSRF_COOKIE, cookieOptions(deps.secureCookies));
@@ -113,8 +113,7 @@ async function upgradeHash<T extends Operator>(deps: SignInDeps, operator: T, pa
   if (!needsRehash(operator.passwordHash)) return operator;
   const passwordHash = await hashPassword(password);
   // Conditional on the old hash: a reset that ran meanwhile wins.
-  const updated = await deps.db.operator.updateMany({ where: { id: operator.id, passwordHash: operator.passwordHash }, data: { passwordHash } });
-  if (updated.count === 0) return operator;
+  if (!(await updateOperatorPassword(deps.db, { id: operator.id, ifHash: operator.passwordHash }, passwordHash, false))) return operator;
   deps.logger.info("console operator password rehashed with current parameters", { operator_id: operator.id });
   return { ...operator, passwordHash };
 }

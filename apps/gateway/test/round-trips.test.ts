@@ -40,9 +40,9 @@ test("one auth read, one submission statement, one rate-limit call and one enque
   // The API-key lookup, then ONE statement that debits, inserts the task, its ledger row and its
   // webhook state (no BEGIN/COMMIT round trips), nothing after.
   const sql = statements.map((s) => s.trim().split(/\s+/)[0]!.toUpperCase());
-  expect(statements[0]).toContain("FROM api_keys");
+  expect(statements[0]).toMatch(/from "?api_keys"?/i);
   expect(sql).toEqual(["SELECT", "WITH"]);
-  expect(statements[1]).toMatch(/UPDATE users[\s\S]*INSERT INTO tasks[\s\S]*INSERT INTO ledger_entries[\s\S]*INSERT INTO webhook_deliveries/);
+  expect(statements[1]).toMatch(/update "?users"?[\s\S]*insert into "?tasks"?[\s\S]*insert into "?ledger_entries"?[\s\S]*insert into "?webhook_deliveries"?/i);
 
   // One EVALSHA for the rate limit, one for BullMQ's addJob script.
   expect(commands.map((c) => c[0]!.toLowerCase())).toEqual(["evalsha", "evalsha"]);

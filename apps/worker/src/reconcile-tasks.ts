@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { Database } from "@gen/db";
+import { findStaleOpenTaskIds, type Database } from "@gen/db";
 import { GENERATION_JOB_OPTIONS, generationJobId, type GenerationJobData } from "@gen/queues";
 
 const BATCH = 500;
@@ -15,13 +15,8 @@ export async function reconcileTasks(db: Database, queue: Queue<GenerationJobDat
   let enqueued = 0;
   let after = "";
   for (;;) {
-    const tasks = await db.task.findMany({
-      where: { status: { in: ["queued", "in_progress"] }, discardedAt: null, updatedAt: { lt: cutoff }, id: { gt: after } },
-      select: { id: true },
-      orderBy: { id: "asc" },
-      take: BATCH,
-    });
-    for (const { id } of tasks) {
+    const ids = await findStaleOpenTaskIds(db, { before: cutoff, after, limit: BATCH });
+    for (const id of ids) {
       const job = await queue.getJob(generationJobId(id));
       if (job) {
         const state = await job.getState();
@@ -31,7 +26,7 @@ export async function reconcileTasks(db: Database, queue: Queue<GenerationJobDat
       await queue.add("generate", { taskId: id }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(id) });
       enqueued++;
     }
-    if (tasks.length < BATCH) return enqueued;
-    after = tasks[tasks.length - 1]!.id;
+    if (ids.length < BATCH) return enqueued;
+    after = ids[ids.length - 1]!;
   }
 }

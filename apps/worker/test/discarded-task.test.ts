@@ -1,6 +1,7 @@
 import { loadCatalog } from "@gen/catalog";
+import { TaskStatus } from "@gen/domain";
 import { loadConfig } from "@gen/config";
-import { createDatabase, type Database } from "@gen/db";
+import { createDatabase, findTask, type Database, type Task } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
@@ -9,18 +10,25 @@ import { processGeneration } from "../src/generation/process-generation.ts";
 const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
 
-/** The database as a worker sees it when the gateway's compensation commits between its load and its start. */
+/**
+ * The database as a worker sees it when the gateway's compensation commits between its load and its
+ * start: the first read of the task (the worker's load) answers with the row from before.
+ */
 let staleLoads = 0;
-function loadedBeforeDiscard(stale: unknown): Database {
-  const $sql = {
-    ...db.$sql,
-    query: async (text: string, values?: unknown[]) => {
-      if (!/^SELECT .* FROM tasks t WHERE t\.id = \$1$/s.test(text)) return db.$sql.query(text, values);
-      staleLoads++;
-      return { rows: [stale], rowCount: 1 };
+function loadedBeforeDiscard(stale: Task): Database {
+  const pending = new Set<unknown>();
+  const $kysely = db.$kysely.withPlugin({
+    transformQuery: ({ node, queryId }) => {
+      if (staleLoads === 0 && node.kind === "SelectQueryNode" && JSON.stringify(node.from).includes('"name":"tasks"')) pending.add(queryId);
+      return node;
     },
-  };
-  return new Proxy(db, { get: (target, name) => (name === "$sql" ? $sql : Reflect.get(target, name)) });
+    transformResult: async ({ queryId, result }) => {
+      if (!pending.delete(queryId)) return result;
+      staleLoads++;
+      return { rows: [stale] };
+    },
+  });
+  return new Proxy(db, { get: (target, name) => (name === "$kysely" ? $kysely : Reflect.get(target, name)) });
 }
 
 test("a task the gateway refunded and hid after the worker loaded it is never started", async () => {
@@ -28,8 +36,8 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
   await db.user.create({ data: { id: userId, credits: 10 } });
   const id = newTaskId();
   // A model missing from the catalog would fail the task at once with 80001 if it ran.
-  await db.task.create({ data: { id, userId, endpoint: "audio", model: "no-such-model", status: "queued", input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 } });
-  const stale = await db.task.findUniqueOrThrow({ where: { id } });
+  await db.task.create({ data: { id, userId, endpoint: "audio", model: "no-such-model", status: TaskStatus.Queued, input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 } });
+  const stale = (await findTask(db, id))!;
   // The gateway's compensation (an enqueue that timed out): hidden and refunded while still queued.
   await db.task.update({ where: { id }, data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 } });
 
@@ -43,6 +51,6 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
   expect(staleLoads).toBe(1);
 
   const after = await db.task.findUniqueOrThrow({ where: { id } });
-  expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({ status: "queued", startedAt: null, errorCode: null });
+  expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({ status: TaskStatus.Queued, startedAt: null, errorCode: null });
   expect(await db.ledgerEntry.count({ where: { taskId: id } })).toBe(0);
 });

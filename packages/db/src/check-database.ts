@@ -1,18 +1,24 @@
-import type { Database } from "./create-database.ts";
+import { sql } from "kysely";
+import type { Queryable } from "./queryable.ts";
 
 /** Start-up check: throws an Error whose message is one line an operator can act on. */
-export async function checkDatabase(db: Database, url: string): Promise<void> {
+export async function checkDatabase(db: Queryable, url: string): Promise<void> {
   const where = describe(url);
   try {
-    await db.$queryRaw`SELECT 1`;
+    await pingDatabase(db);
   } catch (error) {
     throw new Error(`PostgreSQL does not answer at ${where} (DATABASE_URL): ${reason(error)}`, { cause: error });
   }
   try {
-    await db.$queryRaw`SELECT 1 FROM tasks LIMIT 0`;
+    await db.$kysely.selectFrom("tasks").select(sql<number>`1`.as("one")).limit(0).execute();
   } catch {
     throw new Error(`PostgreSQL at ${where} has no schema: run \`pnpm db:migrate\``);
   }
+}
+
+/** One round trip; throws when PostgreSQL does not answer (readiness probes). */
+export async function pingDatabase(db: Queryable): Promise<void> {
+  await sql`SELECT 1`.execute(db.$kysely);
 }
 
 function describe(url: string): string {

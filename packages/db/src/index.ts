@@ -1,10 +1,27 @@
 export { createDatabase, type Database, type DatabaseOptions, type SqlPool } from "./create-database.ts";
 export type { Tables } from "./tables.ts";
-export { TASK_COLUMNS, WEBHOOK_DELIVERY_COLUMNS } from "./sql-columns.ts";
-export { checkDatabase } from "./check-database.ts";
+export { inTransaction, type Queryable } from "./queryable.ts";
+export { WEBHOOK_DELIVERY_COLUMNS } from "./sql-columns.ts";
+export { checkDatabase, pingDatabase } from "./check-database.ts";
 export { isDatabaseUnavailable } from "./database-unavailable.ts";
 export { Prisma } from "./generated/client.ts";
-export type { Task, User, ApiKey, WebhookDelivery, WebhookAttempt, LedgerEntry } from "./generated/client.ts";
-export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys } from "./idempotency-keys.ts";
+export type { WebhookDelivery, WebhookAttempt } from "./generated/client.ts";
+export { findTask, findVisibleTask, insertTask, markTaskStarted, recordUpstreamId, findStaleOpenTaskIds, type Task, type NewTask } from "./tasks.ts";
+export {
+  readCredits,
+  ensureUser,
+  applyUserEntry,
+  closeReservation,
+  readTaskLedgers,
+  readUserLedgers,
+  readOrphanEntries,
+  type LedgerEntryValues,
+  type TaskEnd,
+  type ReservationClose,
+  type TaskLedger,
+  type UserLedger,
+} from "./users-and-ledger.ts";
+export { findKeyByHash, insertApiKey, revokeApiKey, listApiKeys, type KeyOwner, type KeyRef } from "./api-keys.ts";
+export { findOperatorByEmail, findOperatorById, insertOperator, updateOperatorPassword, disableOperator, type Operator } from "./operators.ts";
+export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys, findIdempotencyKey, deleteIdempotencyKey, type IdempotencyKey } from "./idempotency-keys.ts";
 export { readDelivery, type FirstDelivery } from "./read-delivery.ts";
-export { loadTask } from "./load-task.ts";

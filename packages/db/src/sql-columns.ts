@@ -6,32 +6,6 @@ const columns = (table: string, fields: Record<string, string>) =>
     .map(([key, column]) => (key === column ? `${table}.${column}` : `${table}.${column} AS "${key}"`))
     .join(", ");
 
-export const TASK_COLUMNS = columns("t", {
-  id: "id",
-  userId: "user_id",
-  endpoint: "endpoint",
-  model: "model",
-  status: "status",
-  input: "input",
-  output: "output",
-  errorCode: "error_code",
-  errorMessage: "error_message",
-  webhookUrl: "webhook_url",
-  requestId: "request_id",
-  billingMethod: "billing_method",
-  reservedCredits: "reserved_credits",
-  chargedCredits: "charged_credits",
-  refundedCredits: "refunded_credits",
-  tokensInput: "tokens_input",
-  tokensOutput: "tokens_output",
-  createdAt: "created_at",
-  updatedAt: "updated_at",
-  startedAt: "started_at",
-  finishedAt: "finished_at",
-  upstreamId: "upstream_id",
-  discardedAt: "discarded_at",
-});
-
 export const WEBHOOK_DELIVERY_COLUMNS = columns("w", {
   taskId: "task_id",
   url: "url",

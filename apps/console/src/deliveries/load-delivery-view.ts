@@ -1,4 +1,4 @@
-import { readDelivery, type Database, type FirstDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
+import { findTask, readDelivery, type Database, type FirstDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
 
 export interface DeliveryView {
   task: Task;
@@ -10,7 +10,7 @@ export interface DeliveryView {
 
 /** Operators see every task, whoever owns it (discarded ones too: they explain a missing webhook). */
 export async function loadDeliveryView(db: Database, taskId: string): Promise<DeliveryView | null> {
-  const task = await db.task.findUnique({ where: { id: taskId } });
+  const task = await findTask(db, taskId);
   if (!task) return null;
   // Attempts first, then the delivery: an attempt and the delivery row are finished in one
   // statement, so a delivery read after the attempts is never older than them (read in parallel,

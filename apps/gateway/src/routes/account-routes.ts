@@ -1,5 +1,6 @@
 import { Router } from "express";
-import { ApiError } from "@gen/errors";
+import { readCredits } from "@gen/db";
+import { ApiError, Err } from "@gen/errors";
 import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
@@ -8,9 +9,9 @@ import type { GatewayDeps } from "../services/gateway-deps.ts";
 export function accountRoutes(deps: GatewayDeps): Router {
   const router = Router();
   router.get("/api/v1/account", authenticate(deps), rateLimit(deps.rateLimiter, "poll", deps.config.pollRate), async (_req, res) => {
-    const user = await deps.db.user.findUnique({ where: { id: context(res).userId! }, select: { credits: true } });
-    if (!user) throw new ApiError(10003);
-    res.json({ credits: user.credits });
+    const credits = await readCredits(deps.db, context(res).userId!);
+    if (credits === undefined) throw new ApiError(Err.KeyInvalid);
+    res.json({ credits });
   });
   return router;
 }

@@ -1,4 +1,5 @@
 import { Router } from "express";
+import { pingDatabase } from "@gen/db";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 
 /** /healthz: the process answers. /readyz: PostgreSQL and Redis answer too (503 otherwise). */
@@ -9,7 +10,7 @@ export function healthRoutes(deps: GatewayDeps): Router {
   });
   router.get("/readyz", async (_req, res) => {
     const [database, redis] = await Promise.all([
-      deps.db.$queryRaw`SELECT 1`.then(() => "ok", () => "unavailable"),
+      pingDatabase(deps.db).then(() => "ok", () => "unavailable"),
       deps.redis.ping().then(() => "ok", () => "unavailable"),
     ]);
     const ready = database === "ok" && redis === "ok";

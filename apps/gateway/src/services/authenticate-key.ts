@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
-import { ApiError } from "@gen/errors";
-import type { Database } from "@gen/db";
+import { ApiError, Err } from "@gen/errors";
+import { findKeyByHash, type Database } from "@gen/db";
 import { API_KEY_PATTERN, hashApiKey } from "@gen/ids";
 import type { BadKeyThrottle } from "./bad-key-throttle.ts";
 
@@ -10,24 +10,19 @@ import type { BadKeyThrottle } from "./bad-key-throttle.ts";
  * read on every request, so it takes effect at once.
  */
 export async function authenticateKey(db: Database, header: string | undefined, throttle?: { address: string; by: BadKeyThrottle }): Promise<{ userId: string }> {
-  if (header === undefined || header === "") throw new ApiError(10001);
+  if (header === undefined || header === "") throw new ApiError(Err.MissingAuthorization);
   const match = /^Bearer +(\S+) *$/i.exec(header);
-  if (!match) throw new ApiError(10002);
+  if (!match) throw new ApiError(Err.NotBearer);
   const key = match[1]!;
-  if (!API_KEY_PATTERN.test(key)) throw new ApiError(10003);
+  if (!API_KEY_PATTERN.test(key)) throw new ApiError(Err.KeyInvalid);
   const keyHash = hashApiKey(key);
   throttle?.by.check(throttle.address, keyHash);
-  // Plain SQL: this runs on every API request (see SqlPool in @gen/db).
-  const { rows } = await db.$sql.query<{ keyHash: string; userId: string; revokedAt: Date | null }>(
-    'SELECT key_hash AS "keyHash", user_id AS "userId", revoked_at AS "revokedAt" FROM api_keys WHERE key_hash = $1',
-    [keyHash],
-  );
-  const row = rows[0];
+  const row = await findKeyByHash(db, keyHash);
   if (!row || !timingSafeEqual(Buffer.from(row.keyHash), Buffer.from(keyHash))) {
     await throttle?.by.recordFailure(throttle.address);
-    throw new ApiError(10003);
+    throw new ApiError(Err.KeyInvalid);
   }
-  if (row.revokedAt) throw new ApiError(10004);
+  if (row.revokedAt) throw new ApiError(Err.KeyRevoked);
   throttle?.by.recordValid(keyHash);
   return { userId: row.userId };
 }

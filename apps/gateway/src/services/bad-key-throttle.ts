@@ -1,5 +1,5 @@
 import type { RateConfig } from "@gen/config";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import type { RateLimiter } from "@gen/rate-limit";
 
 const VALID_KEYS_MAX = 50_000;
@@ -49,5 +49,5 @@ export class BadKeyThrottle {
 }
 
 function tooMany(retryAfterSeconds: number): ApiError {
-  return new ApiError(50001, `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s`, { "Retry-After": String(retryAfterSeconds) });
+  return new ApiError(Err.RateLimited, `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s`, { "Retry-After": String(retryAfterSeconds) });
 }

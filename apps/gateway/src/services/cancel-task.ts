@@ -1,8 +1,9 @@
-import type { Task } from "@gen/db";
-import { ApiError } from "@gen/errors";
+import { isTerminalTask, TaskStatus } from "@gen/domain";
+import { findTask, findVisibleTask, type Task } from "@gen/db";
+import { ApiError, Err, Wf } from "@gen/errors";
 import { recordTaskFinished } from "@gen/metrics";
 import { enqueueWebhookAttempt } from "@gen/queues";
-import { settleTask } from "@gen/settlement";
+import { settleTask } from "@gen/ledger";
 import type { GatewayDeps } from "./gateway-deps.ts";
 
 /**
@@ -11,11 +12,11 @@ import type { GatewayDeps } from "./gateway-deps.ts";
  * its next poll and cancels the upstream job. A terminal task is returned unchanged.
  */
 export async function cancelTask(deps: GatewayDeps, userId: string, taskId: string): Promise<Task> {
-  const task = await deps.db.task.findFirst({ where: { id: taskId, userId, discardedAt: null } });
-  if (!task) throw new ApiError(40001);
-  if (task.status === "completed" || task.status === "failed") return task;
-  const settled = await settleTask(deps.db, task.id, { status: "failed", code: 80008, charge: 0 });
-  if (!settled) return deps.db.task.findUniqueOrThrow({ where: { id: task.id } });
+  const task = await findVisibleTask(deps.db, taskId, userId);
+  if (!task) throw new ApiError(Err.TaskNotFound);
+  if (isTerminalTask(task.status)) return task;
+  const settled = await settleTask(deps.db, task.id, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
+  if (!settled) return (await findTask(deps.db, task.id)) ?? task;
   recordTaskFinished(deps.metrics, settled);
   if (settled.webhookUrl !== null) {
     await enqueueWebhookAttempt(deps.webhookQueue, settled.id, 1, 0).catch((error: unknown) => {

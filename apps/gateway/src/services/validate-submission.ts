@@ -1,5 +1,5 @@
 import type { Catalog, Endpoint, ModelEntry } from "@gen/catalog";
-import { ApiError } from "@gen/errors";
+import { ApiError, Err } from "@gen/errors";
 import { validateWebhookUrl } from "@gen/webhook-url";
 import { unstorableField } from "./unstorable-text.ts";
 
@@ -17,11 +17,11 @@ export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: R
   const rest = webhookUrl === undefined ? body : withoutWebhookUrl(body);
   const { model, params } = catalog.validate(endpoint, rest);
   const unstorable = unstorableField(params);
-  if (unstorable !== null) throw new ApiError(20003, `${unstorable} must be Unicode text without NUL characters or unpaired surrogates`);
+  if (unstorable !== null) throw new ApiError(Err.ParameterInvalid, `${unstorable} must be Unicode text without NUL characters or unpaired surrogates`);
   let url: string | null = null;
   if (webhookUrl !== undefined) {
     const checked = validateWebhookUrl(webhookUrl);
-    if (!checked.ok) throw new ApiError(20003, checked.reason);
+    if (!checked.ok) throw new ApiError(Err.ParameterInvalid, checked.reason);
     url = checked.url;
   }
   const price = catalog.price(model, params);

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, type Database } from "@gen/db";
+import { createDatabase, ensureUser, inTransaction, insertApiKey, type Database } from "@gen/db";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
+import { checkLedger, grantCredits } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { createApp } from "../../src/create-app.ts";
 import { buildDeps, closeDeps } from "../../src/services/build-deps.ts";
@@ -58,11 +59,11 @@ export interface TestUser {
 export async function createUser(db: Database, credits = 1000): Promise<TestUser> {
   const userId = newUserId();
   const apiKey = newApiKey();
-  await db.$transaction([
-    db.user.create({ data: { id: userId, credits } }),
-    db.ledgerEntry.create({ data: { userId, kind: "grant", amount: credits, delta: credits } }),
-    db.apiKey.create({ data: { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) } }),
-  ]);
+  await inTransaction(db, async (tx) => {
+    await ensureUser(tx, userId);
+    await grantCredits(tx, userId, credits);
+    await insertApiKey(tx, { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) });
+  });
   return { userId, apiKey, auth: `Bearer ${apiKey}` };
 }
 
@@ -76,11 +77,15 @@ export async function snapshot(db: Database, userId: string) {
   return { credits: user.credits, tasks, ledger };
 }
 
-/** docs/api.md#credits-and-refunds: a balance equals the sum of its ledger, and every settled task has reserve = charge + refund. */
+/**
+ * docs/api.md#credits-and-refunds: a balance equals the sum of its ledger, and every settled task has
+ * reserve = charge + refund; the whole invariant as `pnpm admin ledger-check --user` checks it.
+ */
 export async function expectLedgerInvariant(db: Database, userId: string): Promise<void> {
   const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
   const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
   expect(sum._sum.delta ?? 0).toBe(user.credits);
+  expect(await checkLedger(db, { userId })).toEqual([]);
 }
 
 export const testDatabase = (): Database => createDatabase(process.env.DATABASE_URL!);

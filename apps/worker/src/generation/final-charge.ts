@@ -1,10 +1,11 @@
 import { moderationCharge, tokenCharge, type ModelEntry } from "@gen/catalog";
+import { Wf } from "@gen/errors";
 import type { PolicyStage } from "@gen/providers";
 
 /**
  * docs/api.md#credits-and-refunds: a completed task keeps at most its reservation. Token-billed models are
  * charged by tokens; when tokens are missing but images exist, the reservation is charged (never
- * 80009 for new tasks). Failures refund in full except 80006 on the output, which keeps the
+ * BillingUnverified for new tasks). Failures refund in full except ContentPolicy on the output, which keeps the
  * model's post-generation charge.
  */
 export function completedCharge(model: ModelEntry, reserved: number, tokens: { input: number; output: number } | undefined): number {
@@ -13,6 +14,6 @@ export function completedCharge(model: ModelEntry, reserved: number, tokens: { i
 }
 
 export function failedCharge(model: ModelEntry | undefined, reserved: number, code: number, stage: PolicyStage | undefined): number {
-  if (code !== 80006 || !model) return 0;
+  if (code !== Wf.ContentPolicy || !model) return 0;
   return moderationCharge(model, stage ?? "input", reserved);
 }

@@ -1,17 +1,16 @@
 import type { ModelEntry } from "@gen/catalog";
-import { loadTask, type Task } from "@gen/db";
-import { WorkflowError, type WorkflowCode } from "@gen/errors";
+import { isTerminalTask, TaskStatus } from "@gen/domain";
+import { findTask, markTaskStarted, recordUpstreamId, type Task } from "@gen/db";
+import { Wf, WorkflowError, type WorkflowCode } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
 import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
-import { settleTask, type TaskOutcome } from "@gen/settlement";
+import { settleTask, type TaskOutcome } from "@gen/ledger";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { handOffWebhook } from "./hand-off-webhook.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
 import { storeOutputs } from "./store-outputs.ts";
-
-const TERMINAL = new Set(["completed", "failed"]);
 
 type Finish = { kind: "completed"; result: CompletedResult } | { kind: "failed"; code: WorkflowCode; stage?: PolicyStage };
 /** The upstream job is still running: poll it again at `pollAt` (epoch ms). */
@@ -32,9 +31,9 @@ type Pending = { kind: "pending"; pollAt: number };
 export async function generationStep(deps: GenerationDeps, taskId: string): Promise<number | undefined> {
   // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
   if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
-  const loaded = await loadTask(deps.db, taskId);
+  const loaded = await findTask(deps.db, taskId);
   if (!loaded || loaded.discardedAt) return undefined;
-  if (TERMINAL.has(loaded.status)) {
+  if (isTerminalTask(loaded.status)) {
     await cancelUpstreamOfCanceled(deps, loaded);
     return undefined;
   }
@@ -43,7 +42,7 @@ export async function generationStep(deps: GenerationDeps, taskId: string): Prom
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
-    await finish(deps, task, undefined, { kind: "failed", code: 80001 });
+    await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed });
     return undefined;
   }
   const deadline = task.startedAt!.getTime() + deps.config.generationTimeoutMs;
@@ -67,7 +66,7 @@ export async function processGeneration(deps: GenerationDeps, taskId: string): P
  * its outcome.
  */
 async function cancelUpstreamOfCanceled(deps: GenerationDeps, task: Task): Promise<void> {
-  if (task.upstreamId === null || task.errorCode !== 80008) return;
+  if (task.upstreamId === null || task.errorCode !== Wf.Canceled) return;
   const model = deps.catalog.model(task.model);
   if (model) await deps.providers(model).cancel(task.upstreamId).catch(() => {});
 }
@@ -78,9 +77,9 @@ async function cancelUpstreamOfCanceled(deps: GenerationDeps, task: Task): Promi
  * hidden or started, never both. Null when it was discarded after it was loaded.
  */
 async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | null> {
-  if (task.status === "in_progress" && task.startedAt) return task;
-  await deps.db.task.updateMany({ where: { id: task.id, status: "queued", discardedAt: null }, data: { status: "in_progress", startedAt: new Date() } });
-  const current = await deps.db.task.findUniqueOrThrow({ where: { id: task.id } });
+  if (task.status === TaskStatus.InProgress && task.startedAt) return task;
+  const current = await markTaskStarted(deps.db, task.id);
+  if (!current) throw new Error(`task ${task.id} vanished`);
   return current.discardedAt ? null : current;
 }
 
@@ -91,7 +90,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
     if (!upstreamId) {
       const job: ProviderJob = {
         taskId: task.id,
-        endpoint: task.endpoint as ProviderJob["endpoint"],
+        endpoint: task.endpoint,
         model: model.id,
         upstreamModel: model.upstreamModel,
         params: task.input as Record<string, unknown>,
@@ -99,7 +98,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
       };
       upstreamId = (await provider.submit(job)).upstreamId;
       // Recorded at once: a worker that takes over after a crash polls this job, never a new one.
-      await deps.db.task.update({ where: { id: task.id }, data: { upstreamId } });
+      await recordUpstreamId(deps.db, task.id, upstreamId);
     }
     let result;
     try {
@@ -109,7 +108,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
       result = { state: "running" as const };
     }
     if (result.state === "completed") {
-      return hasOutput(task.endpoint as ProviderJob["endpoint"], result) ? { kind: "completed", result } : { kind: "failed", code: 80004 };
+      return hasOutput(task.endpoint, result) ? { kind: "completed", result } : { kind: "failed", code: Wf.NoOutput };
     }
     if (result.state === "failed") return { kind: "failed", code: result.code, stage: result.stage };
     const now = Date.now();
@@ -117,7 +116,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
     if (now + wait >= deadline) return await timedOut(provider, upstreamId);
     return { kind: "pending", pollAt: now + wait };
   } catch (error) {
-    if (error instanceof PolicyViolation) return { kind: "failed", code: 80006, stage: error.stage };
+    if (error instanceof PolicyViolation) return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage };
     if (error instanceof WorkflowError) return { kind: "failed", code: error.code };
     throw error;
   }
@@ -125,24 +124,24 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
 
 async function timedOut(provider: Provider, upstreamId: string | null): Promise<Finish> {
   if (upstreamId) await provider.cancel(upstreamId).catch(() => {});
-  return { kind: "failed", code: 80002 };
+  return { kind: "failed", code: Wf.PollingTimeout };
 }
 
 async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | undefined, outcome: Finish): Promise<void> {
   let settlement: TaskOutcome;
   if (outcome.kind === "failed") {
-    settlement = { status: "failed", code: outcome.code, charge: failedCharge(model, task.reservedCredits, outcome.code, outcome.stage) };
+    settlement = { status: TaskStatus.Failed, code: outcome.code, charge: failedCharge(model, task.reservedCredits, outcome.code, outcome.stage) };
   } else {
     // A completed result only ever comes from a catalog model's provider.
     if (!model) return;
     try {
       const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps);
       const tokens = model.pricing?.method === "tokens" ? outcome.result.tokens : undefined;
-      settlement = { status: "completed", output, charge: completedCharge(model, task.reservedCredits, tokens), tokens };
+      settlement = { status: TaskStatus.Completed, output, charge: completedCharge(model, task.reservedCredits, tokens), tokens };
     } catch (error) {
       if (!(error instanceof WorkflowError)) throw error;
       deps.logger.warn("storing outputs failed", { task_id: task.id, err: error.cause ?? error });
-      settlement = { status: "failed", code: error.code, charge: 0 };
+      settlement = { status: TaskStatus.Failed, code: error.code, charge: 0 };
     }
   }
   const settled = await settleTask(deps.db, task.id, settlement);

@@ -1,5 +1,5 @@
 import type { Endpoint } from "@gen/catalog";
-import { WorkflowError } from "@gen/errors";
+import { Wf, WorkflowError } from "@gen/errors";
 import type { CompletedResult } from "@gen/providers";
 import { bytesMatchType, downloadFile, extensionFor, type MediaExtension } from "@gen/storage";
 import type { GenerationDeps } from "./generation-deps.ts";
@@ -45,6 +45,6 @@ export async function storeOutputs(
     if (!field) return { ...(result.data ?? {}) };
     return { [field]: urls };
   } catch (error) {
-    throw new WorkflowError(80005, undefined, { cause: error });
+    throw new WorkflowError(Wf.StorageFailed, undefined, { cause: error });
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, readDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
+import { createDatabase, findTask, readDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, enqueueWebhookAttempt, type WebhookJobData } from "@gen/queues";
@@ -116,7 +116,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     /** What the generation worker does right after the terminal commit. */
     handOff: (taskId: string) => enqueueWebhookAttempt(queue, taskId, 1, 0),
 
-    task: (taskId: string): Promise<Task> => db.task.findUniqueOrThrow({ where: { id: taskId } }),
+    task: async (taskId: string): Promise<Task> => (await findTask(db, taskId))!,
     delivery: (taskId: string): Promise<WebhookDelivery> => db.webhookDelivery.findUniqueOrThrow({ where: { taskId } }),
     attempts: (taskId: string): Promise<WebhookAttempt[]> => db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
 

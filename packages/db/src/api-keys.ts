@@ -1,0 +1,46 @@
+import type { Queryable } from "./queryable.ts";
+
+// Every statement on `api_keys`. The lookup runs on every API request: one indexed read on the pg
+// pool through Kysely (Prisma's client would cost milliseconds of CPU here, bench/README.md).
+
+export interface KeyOwner {
+  keyHash: string;
+  userId: string;
+  revokedAt: Date | null;
+}
+
+/**
+ * The key with this SHA-256, revoked or not (revocation is read on every request, so it takes
+ * effect at once). A single key today; a later key-to-user cache can batch these by hash.
+ */
+export async function findKeyByHash(db: Queryable, keyHash: string): Promise<KeyOwner | undefined> {
+  return db.$kysely.selectFrom("api_keys").select(["key_hash as keyHash", "user_id as userId", "revoked_at as revokedAt"]).where("key_hash", "=", keyHash).executeTakeFirst();
+}
+
+export async function insertApiKey(db: Queryable, key: { id: string; userId: string; keyHash: string }): Promise<void> {
+  await db.$kysely.insertInto("api_keys").values({ id: key.id, user_id: key.userId, key_hash: key.keyHash }).execute();
+}
+
+export type KeyRef = { id: string } | { keyHash: string };
+
+/** Revokes the key unless it already is; says whether such a key exists at all (revoking twice is fine). */
+export async function revokeApiKey(db: Queryable, ref: KeyRef): Promise<{ exists: boolean }> {
+  const revoked = await db.$kysely
+    .updateTable("api_keys")
+    .set({ revoked_at: new Date() })
+    .where("id" in ref ? "id" : "key_hash", "=", "id" in ref ? ref.id : ref.keyHash)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  if (revoked.numUpdatedRows > 0n) return { exists: true };
+  const found = await db.$kysely
+    .selectFrom("api_keys")
+    .select("id")
+    .where("id" in ref ? "id" : "key_hash", "=", "id" in ref ? ref.id : ref.keyHash)
+    .executeTakeFirst();
+  return { exists: found !== undefined };
+}
+
+/** A user's keys, oldest first, by id (the key itself is never stored). */
+export async function listApiKeys(db: Queryable, userId: string): Promise<Array<{ id: string; createdAt: Date; revokedAt: Date | null }>> {
+  return db.$kysely.selectFrom("api_keys").select(["id", "created_at as createdAt", "revoked_at as revokedAt"]).where("user_id", "=", userId).orderBy("created_at").execute();
+}

@@ -1,0 +1,271 @@
+import { LedgerKind, type TaskStatus } from "@gen/domain";
+import type { Queryable } from "./queryable.ts";
+import { TASK_SELECTION, type Task } from "./tasks.ts";
+
+// Every statement on `users` and `ledger_entries`. The rules (what a reservation, a charge, a
+// refund or a grant writes, and the invariant) are @gen/ledger's; these statements only apply the
+// entries they are given: a balance always moves by the sum of the `delta`s written with it.
+
+/** One ledger row as @gen/ledger builds it. */
+export interface LedgerEntryValues {
+  kind: LedgerKind;
+  amount: number;
+  delta: number;
+}
+
+/** The balance, or undefined for an unknown user. */
+export async function readCredits(db: Queryable, userId: string): Promise<number | undefined> {
+  const row = await db.$kysely.selectFrom("users").select("credits").where("id", "=", userId).executeTakeFirst();
+  return row?.credits;
+}
+
+/** Creates the user with a zero balance unless it exists. */
+export async function ensureUser(db: Queryable, userId: string): Promise<void> {
+  await db.$kysely.insertInto("users").values({ id: userId, credits: 0 }).onConflict((oc) => oc.column("id").doNothing()).execute();
+}
+
+/**
+ * Writes a task-less entry (a grant) and moves the balance by its delta, in one statement. Returns
+ * the new balance, or undefined (nothing written) for an unknown user.
+ */
+export async function applyUserEntry(db: Queryable, userId: string, entry: LedgerEntryValues): Promise<number | undefined> {
+  const row = await db.$kysely
+    .with("credited", (q) =>
+      q
+        .updateTable("users")
+        .set((eb) => ({ credits: eb("credits", "+", entry.delta) }))
+        .where("id", "=", userId)
+        .returning(["id", "credits"]),
+    )
+    .with("entry", (q) =>
+      q
+        .insertInto("ledger_entries")
+        .columns(["user_id", "kind", "amount", "delta"])
+        .expression((eb) => eb.selectFrom("credited").select(["id as user_id", eb.val(entry.kind).as("kind"), eb.val(entry.amount).as("amount"), eb.val(entry.delta).as("delta")]))
+        .returning("id"),
+    )
+    .selectFrom("credited")
+    .select("credits")
+    .executeTakeFirst();
+  return row?.credits;
+}
+
+/** How a reservation is closed: the task finished (settlement), or it was discarded before it ran (compensation, 60002). */
+export type TaskEnd =
+  | {
+      kind: "finished";
+      status: TaskStatus;
+      output: Record<string, unknown> | null;
+      errorCode: number | null;
+      errorMessage: string | null;
+      tokens: { input: number; output: number } | null;
+    }
+  | { kind: "discarded" };
+
+export interface ReservationClose {
+  /** The statuses the task may be in; in any other, or discarded already, nothing is written. */
+  from: readonly TaskStatus[];
+  end: TaskEnd;
+  charged: number;
+  refunded: number;
+  /** The charge and refund rows; the balance moves by the sum of their deltas. */
+  entries: readonly LedgerEntryValues[];
+}
+
+/**
+ * Closes a task's reservation in ONE statement: the task row (guarded by its status, so of two
+ * racing closes only one matches; the unique (task_id, kind) backs that up), its ledger entries and
+ * the balance, plus, for a discarded task, its idempotency key (freed for a retry). Returns the
+ * closed task, or undefined when the guard did not match and nothing was written.
+ */
+export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<Task | undefined> {
+  const now = new Date();
+  const credit = close.entries.reduce((sum, entry) => sum + entry.delta, 0);
+  const [first, ...rest] = close.entries;
+  if (!first) throw new Error("closeReservation needs at least one ledger entry");
+  return db.$kysely
+    .with("closed", (q) =>
+      q
+        .updateTable("tasks")
+        .set((eb) =>
+          close.end.kind === "discarded"
+            ? { discarded_at: now, charged_credits: close.charged, refunded_credits: close.refunded, updated_at: now }
+            : {
+                status: close.end.status,
+                output: close.end.output === null ? null : eb.cast(eb.val(JSON.stringify(close.end.output)), "jsonb"),
+                error_code: close.end.errorCode,
+                error_message: close.end.errorMessage,
+                tokens_input: close.end.tokens?.input ?? null,
+                tokens_output: close.end.tokens?.output ?? null,
+                charged_credits: close.charged,
+                refunded_credits: close.refunded,
+                finished_at: now,
+                updated_at: now,
+              },
+        )
+        .where("id", "=", taskId)
+        .where("status", "in", close.from)
+        .where("discarded_at", "is", null)
+        .returning(TASK_SELECTION),
+    )
+    .with("entries", (q) =>
+      q
+        .insertInto("ledger_entries")
+        .columns(["user_id", "task_id", "kind", "amount", "delta"])
+        .expression((eb) => {
+          // Typed explicitly: in a UNION, PostgreSQL would otherwise resolve the parameters as text.
+          const row = (entry: LedgerEntryValues) =>
+            eb
+              .selectFrom("closed")
+              .select([
+                "userId as user_id",
+                "id as task_id",
+                eb.cast(eb.val(entry.kind), "text").as("kind"),
+                eb.cast(eb.val(entry.amount), "integer").as("amount"),
+                eb.cast(eb.val(entry.delta), "integer").as("delta"),
+              ]);
+          return rest.reduce((union, entry) => union.unionAll(row(entry)), row(first));
+        })
+        .returning("id"),
+    )
+    .with("credit", (q) =>
+      q
+        .updateTable("users")
+        .set((eb) => ({ credits: eb("credits", "+", credit) }))
+        .where("id", "in", (eb) => eb.selectFrom("closed").select("userId"))
+        // A close that refunds nothing leaves the user's row (and its lock) alone.
+        .where((eb) => eb(eb.cast(eb.val(credit), "integer"), "<>", 0))
+        .returning("id"),
+    )
+    .with("freed", (q) =>
+      q
+        .deleteFrom("idempotency_keys")
+        .where("task_id", "in", (eb) => eb.selectFrom("closed").select("id").where("discardedAt", "is not", null))
+        .returning("task_id"),
+    )
+    .selectFrom("closed")
+    .selectAll()
+    .executeTakeFirst();
+}
+
+/** A task's ledger rows summed by kind, next to what the task row says (`checkLedger` in @gen/ledger judges them). */
+export interface TaskLedger {
+  taskId: string;
+  userId: string;
+  status: TaskStatus;
+  discarded: boolean;
+  reservedCredits: number;
+  chargedCredits: number | null;
+  refundedCredits: number | null;
+  reserves: number;
+  charges: number;
+  refunds: number;
+  grants: number;
+  reserved: number;
+  charged: number;
+  refunded: number;
+  deltaSum: number;
+}
+
+/**
+ * One keyset page of tasks (id order, after `after`) with their ledger sums; optionally one user's
+ * only. The page is cut first and each task's rows summed through the (task_id, kind) index, so a
+ * page costs the same however large the tables are.
+ */
+export async function readTaskLedgers(db: Queryable, page: { userId?: string; after: string; limit: number }): Promise<TaskLedger[]> {
+  let tasks = db.$kysely
+    .selectFrom("tasks")
+    .select(["id", "user_id", "status", "discarded_at", "reserved_credits", "charged_credits", "refunded_credits"])
+    .where("id", ">", page.after)
+    .orderBy("id")
+    .limit(page.limit);
+  if (page.userId !== undefined) tasks = tasks.where("user_id", "=", page.userId);
+  return db.$kysely
+    .selectFrom(tasks.as("t"))
+    // An aggregate without GROUP BY is exactly one row, so the lateral join keeps every task (and user).
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom("ledger_entries")
+          .select((l) => {
+            const count = (kind: LedgerKind) => l.cast<number>(l.fn.count("id").filterWhere("kind", "=", kind), "integer");
+            const sum = (kind: LedgerKind) => l.cast<number>(l.fn.coalesce(l.fn.sum("amount").filterWhere("kind", "=", kind), l.lit(0)), "integer");
+            return [
+              count(LedgerKind.Reserve).as("reserves"),
+              count(LedgerKind.Charge).as("charges"),
+              count(LedgerKind.Refund).as("refunds"),
+              count(LedgerKind.Grant).as("grants"),
+              sum(LedgerKind.Reserve).as("reserved"),
+              sum(LedgerKind.Charge).as("charged"),
+              sum(LedgerKind.Refund).as("refunded"),
+              l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
+            ];
+          })
+          .whereRef("task_id", "=", "t.id")
+          .as("l"),
+      (join) => join.onTrue(),
+    )
+    .select((eb) => [
+      "t.id as taskId",
+      "t.user_id as userId",
+      "t.status",
+      eb.cast<boolean>(eb("t.discarded_at", "is not", null), "boolean").as("discarded"),
+      "t.reserved_credits as reservedCredits",
+      "t.charged_credits as chargedCredits",
+      "t.refunded_credits as refundedCredits",
+      "l.reserves",
+      "l.charges",
+      "l.refunds",
+      "l.grants",
+      "l.reserved",
+      "l.charged",
+      "l.refunded",
+      "l.deltaSum",
+    ])
+    .orderBy("t.id")
+    .execute();
+}
+
+/** A user's balance next to the sum of their ledger deltas, and their non-grant rows that name no task. */
+export interface UserLedger {
+  userId: string;
+  credits: number;
+  deltaSum: number;
+  taskless: number;
+}
+
+/** One keyset page of users with their ledger sums, the same way (through the user_id index). */
+export async function readUserLedgers(db: Queryable, page: { userId?: string; after: string; limit: number }): Promise<UserLedger[]> {
+  let users = db.$kysely.selectFrom("users").select(["id", "credits"]).where("id", ">", page.after).orderBy("id").limit(page.limit);
+  if (page.userId !== undefined) users = users.where("id", "=", page.userId);
+  return db.$kysely
+    .selectFrom(users.as("u"))
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom("ledger_entries")
+          .select((l) => [
+            l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
+            l.cast<number>(l.fn.count("id").filterWhere((w) => w.and([w("task_id", "is", null), w("kind", "<>", LedgerKind.Grant)])), "integer").as("taskless"),
+          ])
+          .whereRef("user_id", "=", "u.id")
+          .as("l"),
+      (join) => join.onTrue(),
+    )
+    .select(["u.id as userId", "u.credits", "l.deltaSum", "l.taskless"])
+    .orderBy("u.id")
+    .execute();
+}
+
+/** Ledger rows naming a task that does not exist. */
+export async function readOrphanEntries(db: Queryable, userId?: string): Promise<Array<{ id: string; userId: string; taskId: string | null; kind: LedgerKind }>> {
+  let query = db.$kysely
+    .selectFrom("ledger_entries as l")
+    .leftJoin("tasks as t", "t.id", "l.task_id")
+    .select(["l.id", "l.user_id as userId", "l.task_id as taskId", "l.kind"])
+    .where("l.task_id", "is not", null)
+    .where("t.id", "is", null)
+    .orderBy("l.id");
+  if (userId !== undefined) query = query.where("l.user_id", "=", userId);
+  return query.execute();
+}

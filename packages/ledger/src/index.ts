@@ -1,0 +1,5 @@
+export { reserveTask, type TaskToReserve } from "./reserve-task.ts";
+export { settleTask, compensateSubmission } from "./settle-task.ts";
+export { grantCredits } from "./grant-credits.ts";
+export { checkLedger } from "./check-ledger.ts";
+export type { TaskOutcome } from "./task-outcome.ts";

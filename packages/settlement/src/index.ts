@@ -1,2 +1,0 @@
-export { settleTask } from "./settle-task.ts";
-export type { TaskOutcome } from "./task-outcome.ts";
