@@ -1,7 +1,8 @@
 // Webhook deliveries per second from one worker process against a bare got loop to the same
 // keep-alive HTTPS receiver, and dispatch latency (terminal commit → POST at the receiver) with
 // tasks finishing at 200 per second.
-import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, enqueueWebhookAttempt, webhookJobId, type WebhookJobData } from "@gen/queues";
+import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type WebhookJobData } from "@gen/queues";
+import { enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";

@@ -31,17 +31,3 @@ export const TASK_COLUMNS = columns("t", {
   upstreamId: "upstream_id",
   discardedAt: "discarded_at",
 });
-
-export const WEBHOOK_DELIVERY_COLUMNS = columns("w", {
-  taskId: "task_id",
-  url: "url",
-  status: "status",
-  attempts: "attempts",
-  responseStatus: "response_status",
-  lastError: "last_error",
-  lastAttemptAt: "last_attempt_at",
-  deliveredAt: "delivered_at",
-  updatedAt: "updated_at",
-  nextAttemptAt: "next_attempt_at",
-  redeliveryRequestedBy: "redelivery_requested_by",
-});

@@ -1,8 +1,8 @@
 import type { Task } from "@gen/db";
 import { ApiError } from "@gen/errors";
 import { recordTaskFinished } from "@gen/metrics";
-import { enqueueWebhookAttempt } from "@gen/queues";
 import { settleTask } from "@gen/settlement";
+import { handOffWebhook } from "@gen/webhook-delivery";
 import type { GatewayDeps } from "./gateway-deps.ts";
 
 /**
@@ -17,10 +17,6 @@ export async function cancelTask(deps: GatewayDeps, userId: string, taskId: stri
   const settled = await settleTask(deps.db, task.id, { status: "failed", code: 80008, charge: 0 });
   if (!settled) return deps.db.task.findUniqueOrThrow({ where: { id: task.id } });
   recordTaskFinished(deps.metrics, settled);
-  if (settled.webhookUrl !== null) {
-    await enqueueWebhookAttempt(deps.webhookQueue, settled.id, 1, 0).catch((error: unknown) => {
-      deps.logger.error("webhook hand-off failed; the reconciler will enqueue it", { task_id: settled.id, err: error });
-    });
-  }
+  await handOffWebhook(deps, settled);
   return settled;
 }
