@@ -25,5 +25,5 @@ export async function finishAttempt(deps: Omit<TransitionDeps, "metrics">, open:
     await scheduleNextAttempt(deps, open.taskId, next);
     return next;
   }
-  return { kind: status === DeliveryStatus.Delivered ? "delivered" : "failed" };
+  return { kind: status === DeliveryStatus.Delivered ? DeliveryStatus.Delivered : DeliveryStatus.Failed };
 }

@@ -1,3 +1,4 @@
+import { WorkerError } from "@gen/domain";
 import { FINAL_ATTEMPT_WINDOW_MS, attemptWindowEndsAt, fitsWindow, isScheduledAttempt, manualAttemptWindowEndsAt, nextAttemptDueAt, staleClaim } from "@gen/webhook-delivery";
 
 // The defaults of docs/api.md#webhook-delivery-schedule.
@@ -61,8 +62,8 @@ test.each([
 
 test.each([
   ["claimed with the whole timeout left", 290_000, null],
-  ["claimed 1 ms too late", 290_001, "stale_claim"],
-  ["claimed after the window", 400_000, "stale_claim"],
+  ["claimed 1 ms too late", 290_001, WorkerError.StaleClaim],
+  ["claimed after the window", 400_000, WorkerError.StaleClaim],
 ] as const)("a claim %s", (_what, claimedMs, lastError) => {
   const result = staleClaim(at(claimedMs), at(300_000), schedule);
   expect(result === null ? null : !result.ok && result.lastError).toBe(lastError);

@@ -7,7 +7,7 @@ export interface AttemptRecord {
   attemptId: string;
   finishedAt: Date;
   /** `delivered`, or the attempt's `last_error`. */
-  outcome: LastError | "delivered";
+  outcome: LastError | typeof DeliveryStatus.Delivered;
   responseStatus: number | null;
   durationMs: number;
   /** `in_progress` while a retry waits (at `nextAttemptAt`); `failed` keeps an earlier `delivered`. */
