@@ -12,7 +12,7 @@
  *
  *   from          transition (function here)                          to
  *   -             task INSERT with webhook_url (@gen/db tasks module) pending
- *   pending       hand-off / reconcile: job of attempt 1 (handOffWebhook)
+ *   pending       hand-off of attempt 1 (handOffWebhook, firstAttemptHandOff) pending, its job queued
  *   pending       claim attempt 1 (claimAttempt)                      in_progress, attempt 1 open
  *   waiting       claim attempt n, when due (claimAttempt)            in_progress, attempt n open
  *   open          finish (finishAttempt): 2xx                         delivered
@@ -25,10 +25,11 @@
  *   any           reconcile (reconcileDeliveries): enqueues what no job would run, records lost
  *
  * Nothing here creates the row: `pending` is born with its task, in the one task INSERT of
- * @gen/db's tasks module. Which job may run (decideAttempt), what a result means (afterAttempt)
+ * @gen/db's tasks module. Which job may run (decideAttempt, read by loadAttemptDecision), what a result means (afterAttempt)
  * and the schedule's windows are pure functions, unit-tested without PostgreSQL or Redis.
  */
 export { decideAttempt, type AttemptDecision, type SkipReason } from "./attempt-guard.ts";
+export { loadAttemptDecision } from "./load-attempt-decision.ts";
 export { afterAttempt, attemptRecord, type AfterAttempt } from "./after-attempt.ts";
 export { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
 export { claimAttempt, type ClaimedAttempt } from "./claim-attempt.ts";

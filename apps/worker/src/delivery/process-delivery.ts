@@ -1,13 +1,12 @@
 import { DelayedError, type Job } from "bullmq";
 import { WorkerError } from "@gen/domain";
 import { recordWebhookAttempt } from "@gen/metrics";
-import { loadDeliveryState } from "@gen/db";
 import type { WebhookJobData } from "@gen/queues";
 import {
   claimAttempt,
-  decideAttempt,
   finishAttempt,
   fitsWindow,
+  loadAttemptDecision,
   outcomeLabel,
   recordLostAttempt,
   staleClaim,
@@ -40,8 +39,7 @@ type Run = Extract<AttemptDecision, { kind: "run" }>;
  */
 export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobData>, token?: string): Promise<void> {
   const { taskId, attempt } = job.data;
-  if (!Number.isInteger(attempt) || attempt < 1) return;
-  const decision = decideAttempt(await loadDeliveryState(deps.db, taskId, attempt), attempt, deps.config);
+  const decision = await loadAttemptDecision(deps.db, taskId, attempt, deps.config);
   if (decision.kind === "skip") return;
   if (decision.kind === "lost") {
     await recordLostAttempt(deps, decision.open, "redelivered job");
