@@ -18,11 +18,11 @@ const FAILED: AfterAttempt = { kind: DeliveryStatus.Failed };
  */
 export function afterAttempt(open: Pick<OpenAttempt, "attempt" | "manual" | "taskFinishedAt">, result: AttemptResult, finishedAt: Date, schedule: Schedule): AfterAttempt {
   if (result.ok) return DELIVERED;
-  const attempt = open.attempt + 1;
-  if (open.manual || !isScheduledAttempt(open.attempt) || !isScheduledAttempt(attempt)) return FAILED;
+  const following = open.attempt + 1;
+  if (open.manual || !isScheduledAttempt(open.attempt) || !isScheduledAttempt(following)) return FAILED;
   const dueAt = nextAttemptDueAt(open.attempt, finishedAt, open.taskFinishedAt, schedule);
   if (dueAt === null) return FAILED;
-  return { kind: "retry", attempt, dueAt };
+  return { kind: "retry", attempt: following, dueAt };
 }
 
 /** The rows' new values for a recorded attempt (pure): the attempt log's and the delivery's. */
