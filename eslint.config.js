@@ -31,12 +31,6 @@ export default tseslint.config(
     files: ["apps/*/src/**/*.ts", "packages/*/src/**/*.ts"],
     ignores: [
       "packages/errors/**",
-      // TODO(merge): remove when h-data/h-delivery land
-      "apps/worker/src/**",
-      "apps/console/src/deliveries/**",
-      "packages/webhook-redelivery/src/**",
-      "packages/db/src/**",
-      "packages/queues/src/enqueue-webhook-attempt.ts",
     ],
     rules: {
       "no-restricted-syntax": [

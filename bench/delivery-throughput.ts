@@ -2,7 +2,8 @@
 // keep-alive HTTPS receiver, and dispatch latency (terminal commit → POST at the receiver) with
 // tasks finishing at 200 and at 500 per second; CPU per delivery of the worker, PostgreSQL and Redis
 // from /proc next to each.
-import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, enqueueWebhookAttempt, webhookJobId, type WebhookJobData } from "@gen/queues";
+import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type WebhookJobData } from "@gen/queues";
+import { enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";

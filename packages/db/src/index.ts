@@ -1,7 +1,6 @@
 export { createDatabase, type Database, type DatabaseOptions, type SqlPool } from "./create-database.ts";
 export type { Tables } from "./tables.ts";
 export { inTransaction, type Queryable } from "./queryable.ts";
-export { WEBHOOK_DELIVERY_COLUMNS } from "./sql-columns.ts";
 export { checkDatabase, pingDatabase } from "./check-database.ts";
 export { isDatabaseUnavailable } from "./database-unavailable.ts";
 export { Prisma } from "./generated/client.ts";
@@ -24,4 +23,23 @@ export {
 export { findKeyByHash, insertApiKey, revokeApiKey, listApiKeys, type KeyOwner, type KeyRef } from "./api-keys.ts";
 export { findOperatorByEmail, findOperatorById, insertOperator, updateOperatorPassword, disableOperator, type Operator } from "./operators.ts";
 export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys, findIdempotencyKey, deleteIdempotencyKey, type IdempotencyKey } from "./idempotency-keys.ts";
-export { readDelivery, type FirstDelivery } from "./read-delivery.ts";
+export {
+  loadDeliveryState,
+  claimAttemptRow,
+  finishAttemptRow,
+  reopenForRedelivery,
+  readRedeliveryTarget,
+  listOpenAttempts,
+  listPendingOfFinishedTasks,
+  listWaitingDeliveries,
+  readDelivery,
+  listAttempts,
+  listRecentAttempts,
+  countOutcomesPerMinute,
+  readTaskForBody,
+  type DeliveryState,
+  type AttemptRecord,
+  type DeliveryRecord,
+  type FirstDelivery,
+  type AttemptLogRow,
+} from "./webhook-deliveries/index.ts";

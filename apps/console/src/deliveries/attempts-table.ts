@@ -1,4 +1,4 @@
-import type { WebhookAttempt } from "@gen/db";
+import type { AttemptLogRow } from "@gen/db";
 
 /** What views/deliveries/attempts-table.eta draws. */
 export interface AttemptsTableView {
@@ -14,7 +14,7 @@ export interface AttemptsTableView {
  * (`schedule` otherwise). `taskHref` adds a task column linking to each task's view (the index
  * page's recent list).
  */
-export function attemptsTable(id: string, caption: string, attempts: WebhookAttempt[], taskHref?: (taskId: string) => string): AttemptsTableView {
+export function attemptsTable(id: string, caption: string, attempts: AttemptLogRow[], taskHref?: (taskId: string) => string): AttemptsTableView {
   return {
     id,
     caption,

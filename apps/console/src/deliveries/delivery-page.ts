@@ -1,10 +1,9 @@
+import { isFinishedDelivery } from "@gen/domain";
 import { taskObject } from "@gen/task-render";
 import { attemptsTable, type AttemptsTableView } from "./attempts-table.ts";
 import type { DeliveryView } from "./load-delivery-view.ts";
 import { maskWebhookUrl } from "./mask-webhook-url.ts";
 import type { Flash } from "./redelivery-flash.ts";
-
-const FINISHED = new Set(["delivered", "failed"]);
 
 /** What views/deliveries/delivery.eta draws: one task's delivery, its webhook object, every attempt. */
 export interface DeliveryPageView {
@@ -45,7 +44,7 @@ export function deliveryPage(view: DeliveryView, flash: Flash | null, selfHref: 
             maskedUrl: maskWebhookUrl(delivery.url),
             status: delivery.status,
             attempts: delivery.attempts,
-            finished: FINISHED.has(delivery.status),
+            finished: isFinishedDelivery(delivery.status),
             object: JSON.stringify(taskObject(task, { webhook: delivery }).webhook, null, 2),
           },
     attempts: attemptsTable("attempts", "Every attempt, oldest first", view.attempts),

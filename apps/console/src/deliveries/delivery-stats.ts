@@ -1,4 +1,4 @@
-import type { Database } from "@gen/db";
+import { countOutcomesPerMinute, type Database } from "@gen/db";
 import { outcomeCategory, type OutcomeCategory } from "./outcome-category.ts";
 
 type OutcomeCounts = Partial<Record<OutcomeCategory, number>>;
@@ -16,23 +16,16 @@ export interface DeliveryStats {
 const STATS_MINUTES = 60;
 const MINUTE_MS = 60_000;
 
-/**
- * Attempts finished per minute over the last hour, by chart category. One grouped query: a range
- * on `finished_at`, which leads the (finished_at, started_at) index of webhook_attempts.
- */
+/** Attempts finished per minute over the last hour, by chart category (one grouped query). */
 export async function loadDeliveryStats(db: Database, now: Date): Promise<DeliveryStats> {
   const end = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
   const start = end - STATS_MINUTES * MINUTE_MS;
-  const rows = await db.$queryRaw<Array<{ minute: Date; outcome: string; count: number }>>`
-    SELECT date_trunc('minute', finished_at) AS minute, outcome, count(*)::int AS count
-      FROM webhook_attempts
-     WHERE finished_at >= ${new Date(start)} AND finished_at < ${new Date(end)} AND outcome IS NOT NULL
-     GROUP BY 1, 2`;
+  const rows = await countOutcomesPerMinute(db, new Date(start), new Date(end));
   const buckets = Array.from({ length: STATS_MINUTES }, (): OutcomeCounts => ({}));
   const totals: OutcomeCounts = {};
   for (const row of rows) {
     const bucket = buckets[Math.floor((row.minute.getTime() - start) / MINUTE_MS)];
-    if (!bucket) continue;
+    if (!bucket || row.outcome === null) continue;
     const category = outcomeCategory(row.outcome);
     bucket[category] = (bucket[category] ?? 0) + row.count;
     totals[category] = (totals[category] ?? 0) + row.count;

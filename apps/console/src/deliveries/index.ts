@@ -1,6 +1,6 @@
 import { Router, type Response } from "express";
 import { TASK_ID_PATTERN } from "@gen/ids";
-import { requestRedelivery } from "@gen/webhook-redelivery";
+import { requestRedelivery } from "@gen/webhook-delivery";
 import type { ConsoleDeps } from "../console-deps.ts";
 import type { ConsoleLocals, ConsoleUi } from "../console-ui.ts";
 import { attemptsTable } from "./attempts-table.ts";

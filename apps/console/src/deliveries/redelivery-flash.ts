@@ -1,11 +1,12 @@
-import type { RedeliveryRequest } from "@gen/webhook-redelivery";
+import { DELIVERY_STATUSES } from "@gen/domain";
+import type { RedeliveryRequest } from "@gen/webhook-delivery";
 
 export interface Flash {
   tone: "ok" | "error";
   text: string;
 }
 
-const STATUSES = new Set(["pending", "in_progress", "delivered", "failed"]);
+const STATUSES = new Set<string>(DELIVERY_STATUSES);
 
 /**
  * The outcome of a redelivery POST travels to the page it redirects to as a query string of fixed

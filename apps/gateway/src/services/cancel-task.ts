@@ -2,8 +2,8 @@ import { isTerminalTask, TaskStatus } from "@gen/domain";
 import { findTask, findVisibleTask, type Task } from "@gen/db";
 import { ApiError, Err, Wf } from "@gen/errors";
 import { recordTaskFinished } from "@gen/metrics";
-import { enqueueWebhookAttempt } from "@gen/queues";
 import { settleTask } from "@gen/ledger";
+import { handOffWebhook } from "@gen/webhook-delivery";
 import type { GatewayDeps } from "./gateway-deps.ts";
 
 /**
@@ -18,10 +18,6 @@ export async function cancelTask(deps: GatewayDeps, userId: string, taskId: stri
   const settled = await settleTask(deps.db, task.id, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
   if (!settled) return (await findTask(deps.db, task.id)) ?? task;
   recordTaskFinished(deps.metrics, settled);
-  if (settled.webhookUrl !== null) {
-    await enqueueWebhookAttempt(deps.webhookQueue, settled.id, 1, 0).catch((error: unknown) => {
-      deps.logger.error("webhook hand-off failed; the reconciler will enqueue it", { task_id: settled.id, err: error });
-    });
-  }
+  await handOffWebhook(deps, settled);
   return settled;
 }

@@ -5,12 +5,12 @@ import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import { QUEUE_NAMES, createHostSlots, createQueue, type WebhookJobData } from "@gen/queues";
+import { FINAL_ATTEMPT_WINDOW_MS, RENDER_TIMEOUT_MS, firstAttemptHandOff, type HandOffFirstAttempt } from "@gen/webhook-delivery";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { FINAL_ATTEMPT_WINDOW_MS } from "./delivery-schedule.ts";
-import { firstAttemptHandOff, type HandOffFirstAttempt } from "./hand-off-first-attempt.ts";
+import { routeToLane } from "./host-gate.ts";
 import { processDelivery } from "./process-delivery.ts";
-import { RENDER_TIMEOUT_MS, taskBodyRenderer, type RenderBody } from "./render-body.ts";
+import { taskBodyRenderer, type RenderBody } from "./render-body.ts";
 
 export interface DeliveryWorkerOptions {
   config: Config;
@@ -71,7 +71,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     cap: config.webhookHostConcurrency,
     leaseMs: longestAttemptMs + 5_000,
     slowMemoryMs: Math.max(60_000, 6 * config.webhookTimeoutMs),
-    // A parked attempt waits at most until its window closes; attempt 3's closes last.
+    // A parked attempt waits at most until its window closes; the last scheduled attempt's closes last.
     waitMemoryMs: config.webhookFinalAttemptMs + FINAL_ATTEMPT_WINDOW_MS + 60_000,
   });
   const deps: DeliveryDeps = {
@@ -114,7 +114,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     slowWorker,
     webhookQueue,
     slowQueue,
-    handOff: firstAttemptHandOff(deps),
+    // Attempt 1 is routed by its receiver's tickets before it is queued (see routeToLane).
+    handOff: firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(deps, "main", taskId, attempt, url, windowEndsAt), config),
     async close() {
       await Promise.all([worker.close(), slowWorker.close()]);
       if (ownSender) sender.close();

@@ -1,6 +1,7 @@
 import { DelayedError, Job } from "bullmq";
-import { enqueueWebhookAttempt, ensureAttemptJob, webhookJobId, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
-import type { AttemptResult } from "./attempt-result.ts";
+import { WireError } from "@gen/domain";
+import { webhookJobId, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
+import { enqueueWebhookAttempt, ensureAttemptJob, type AttemptResult } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 
 /** A ticket held for one attempt; `release` is called once the attempt is over. */
@@ -148,7 +149,7 @@ function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
   const slots = deps.hostSlots!;
   return {
     release(result) {
-      const outcome = !result.ok && result.lastError === "timeout" ? "timeout" : result.status !== null ? "answered" : "other";
+      const outcome = !result.ok && result.lastError === WireError.Timeout ? "timeout" : result.status !== null ? "answered" : "other";
       slots
         .release(host, ticket, outcome)
         .then((promoted) => promoteWaiters(deps, host, promoted))

@@ -1,4 +1,4 @@
 export { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "./create-delivery-worker.ts";
-export { reconcileDeliveries } from "./reconcile-deliveries.ts";
 export type { RenderBody } from "./render-body.ts";
-export type { HandOffFirstAttempt } from "./hand-off-first-attempt.ts";
+// The worker's delivery surface: the reconciler and the hand-off type are @gen/webhook-delivery's.
+export { reconcileDeliveries, type HandOffFirstAttempt } from "@gen/webhook-delivery";

@@ -1,21 +1,31 @@
 import { DelayedError, type Job } from "bullmq";
+import { WorkerError } from "@gen/domain";
 import { recordWebhookAttempt } from "@gen/metrics";
 import type { WebhookJobData } from "@gen/queues";
-import { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
-import { claimAttempt } from "./claim-attempt.ts";
+import {
+  claimAttempt,
+  finishAttempt,
+  fitsWindow,
+  loadAttemptDecision,
+  outcomeLabel,
+  recordLostAttempt,
+  staleClaim,
+  workerFailure,
+  type AfterAttempt,
+  type AttemptDecision,
+  type AttemptResult,
+  type ClaimedAttempt,
+  type OpenAttempt,
+} from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { attemptWindowEndsAt, fitsWindow, manualAttemptWindowEndsAt, type AttemptNo } from "./delivery-schedule.ts";
-import { loadDeliveryState } from "./delivery-state.ts";
-import { finishAttempt, type OpenAttempt } from "./finish-attempt.ts";
 import { enterHostGate, forgetTicket, type HeldSlot } from "./host-gate.ts";
-import { recordLostAttempt } from "./record-lost-attempt.ts";
 import { renderWithin } from "./render-body.ts";
-import { scheduleNextAttempt } from "./schedule-next-attempt.ts";
 
-const TERMINAL = new Set(["completed", "failed"]);
 // Clocks of the worker that scheduled a retry and of the one running it may differ a little; only
 // a job clearly ahead of its due time (an operator's manual enqueue, say) is put back.
 const EARLY_TOLERANCE_MS = 250;
+
+type Run = Extract<AttemptDecision, { kind: "run" }>;
 
 /**
  * Runs delivery attempt `job.data.attempt` of a task. The job carries ids only and BullMQ delivers
@@ -24,86 +34,87 @@ const EARLY_TOLERANCE_MS = 250;
  * sending twice, and a claim too late for its window is recorded as `stale_claim` without sending.
  * The task row is only ever read. Attempts 1-3 follow the schedule; any attempt the delivery waits
  * for with `redelivery_requested_by` set is an operator's manual one (the delivery row says so, not
- * the job), which runs the same way but is followed by no retry.
+ * the job), which runs the same way but is followed by no retry. Every transition is
+ * @gen/webhook-delivery's; this is the BullMQ side (delays, host tickets, rendering, sending).
  */
 export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobData>, token?: string): Promise<void> {
   const { taskId, attempt } = job.data;
-  if (!Number.isInteger(attempt) || attempt < 1) return;
-  const state = await loadDeliveryState(deps.db, taskId, attempt);
-  if (!state || state.status === "delivered" || state.status === "failed") return;
-  if (!TERMINAL.has(state.taskStatus) || state.taskFinishedAt === null) return;
-  const taskFinishedAt = state.taskFinishedAt;
-
-  if (state.attemptId !== null && state.attemptStartedAt !== null) {
-    if (state.attemptFinishedAt !== null) return;
-    const open = { taskId, attempt, manual: state.attemptRequestedBy !== null, attemptId: state.attemptId, startedAt: state.attemptStartedAt, taskFinishedAt };
-    await recordLostAttempt(deps, open, "redelivered job");
+  const decision = await loadAttemptDecision(deps.db, taskId, attempt, deps.config);
+  if (decision.kind === "skip") return;
+  if (decision.kind === "lost") {
+    await recordLostAttempt(deps, decision.open, "redelivered job");
     return;
   }
-
-  // Only the attempt the delivery waits for may run; anything else is a stray job.
-  const manual = state.redeliveryRequestedBy !== null;
-  if (state.attempts !== attempt - 1 || (attempt > 3 && !manual)) return;
-  if (attempt === 1 ? state.status !== "pending" : state.status !== "in_progress" || state.nextAttemptAt === null) return;
-  const dueAt = attempt === 1 ? taskFinishedAt : state.nextAttemptAt!;
-
-  const now = deps.now();
-  if (attempt > 1 && token !== undefined && now.getTime() < dueAt.getTime() - EARLY_TOLERANCE_MS) {
-    await job.moveToDelayed(dueAt.getTime(), token);
-    throw new DelayedError();
-  }
-
-  // The host's ticket is asked for only while the attempt can still fit its window; past that, the
-  // claim below records `stale_claim` without sending and needs none (a parked attempt's ticket and
-  // waiting place are given up, so the host's next waiter need not wait for a lease to run out).
-  const windowEndsAt = manual ? manualAttemptWindowEndsAt(dueAt) : attemptWindowEndsAt(attempt as AttemptNo, dueAt, taskFinishedAt, deps.config);
-  let slot: HeldSlot | undefined;
-  if (fitsWindow(now, windowEndsAt, deps.config)) {
-    const gate = await enterHostGate(deps, job, token, state.url, deps.lane, windowEndsAt);
-    if (gate === "moved") return;
-    slot = gate;
-  } else if (job.id !== undefined) {
-    await forgetTicket(deps, state.url, job.id);
-  }
+  await delayIfEarly(deps, job, token, decision);
+  const slot = await takeHostTicket(deps, job, token, decision);
+  if (slot === "moved") return;
 
   const claim = await claimAttempt(deps.db, taskId, attempt, deps.now());
   if (!claim) {
-    slot?.release(workerFailure("stale_claim"));
+    slot?.release(workerFailure(WorkerError.StaleClaim));
     return;
   }
-  const open: OpenAttempt = { taskId, attempt, manual: claim.requestedBy !== null, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt };
+  const open: OpenAttempt = { taskId, attempt, manual: claim.requestedBy !== null, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt: decision.taskFinishedAt };
+  const result = await runAttempt(deps, open, decision, slot);
+  await recordResult(deps, open, claim, result);
+}
+
+/** A later attempt's job that runs clearly before its due time goes back to wait for it. */
+async function delayIfEarly(deps: DeliveryDeps, job: Job<WebhookJobData>, token: string | undefined, run: Run): Promise<void> {
+  if (job.data.attempt === 1 || token === undefined) return;
+  if (deps.now().getTime() >= run.dueAt.getTime() - EARLY_TOLERANCE_MS) return;
+  await job.moveToDelayed(run.dueAt.getTime(), token);
+  throw new DelayedError();
+}
+
+/**
+ * The host's ticket is asked for only while the attempt can still fit its window; past that, the
+ * claim records `stale_claim` without sending and needs none (a parked attempt's ticket and waiting
+ * place are given up, so the host's next waiter need not wait for a lease to run out).
+ */
+async function takeHostTicket(deps: DeliveryDeps, job: Job<WebhookJobData>, token: string | undefined, run: Run): Promise<HeldSlot | "moved" | undefined> {
+  if (fitsWindow(deps.now(), run.windowEndsAt, deps.config)) return enterHostGate(deps, job, token, run.url, deps.lane, run.windowEndsAt);
+  if (job.id !== undefined) await forgetTicket(deps, run.url, job.id);
+  return undefined;
+}
+
+/** Renders and sends, unless the claim came too late for the window; the ticket goes back either way. */
+async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
   let result: AttemptResult;
   try {
-    result = await runAttempt(deps, open, state.url, windowEndsAt);
+    result = await renderAndSend(deps, open, run);
   } catch (error) {
-    slot?.release(workerFailure("render_failed"));
+    slot?.release(workerFailure(WorkerError.RenderFailed));
     throw error;
   }
   slot?.release(result);
+  return result;
+}
+
+async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, run: Run): Promise<AttemptResult> {
+  const stale = staleClaim(open.startedAt, run.windowEndsAt, deps.config);
+  if (stale) return stale;
+  const rendered = await renderWithin(deps.render, open.taskId, open.attemptId);
+  if (!rendered.ok) return rendered.result;
+  return deps.sender.send(run.url, rendered.body);
+}
+
+/** The finish transition (which schedules a retry), then the attempt's metrics and log line. */
+async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, result: AttemptResult): Promise<void> {
   const finishedAt = deps.now();
-  const next = await finishAttempt(deps.db, open, result, finishedAt, deps.config);
+  const next = await finishAttempt(deps, open, result, finishedAt);
   if (next === null) {
-    deps.logger.warn("webhook attempt finished after it was recorded as lost; result dropped", { task_id: taskId, attempt, delivery_id: claim.id, outcome: outcomeLabel(result) });
+    deps.logger.warn("webhook attempt finished after it was recorded as lost; result dropped", { task_id: open.taskId, attempt: open.attempt, delivery_id: claim.id, outcome: outcomeLabel(result) });
     return;
   }
   // Dispatch time counts only scheduled attempts the receiver answered (any status): it measures
   // lag behind task completion, which an operator's redelivery hours later would distort.
-  const dispatchSeconds = result.status === null || open.manual ? undefined : (finishedAt.getTime() - taskFinishedAt.getTime()) / 1000;
+  const dispatchSeconds = result.status === null || open.manual ? undefined : (finishedAt.getTime() - open.taskFinishedAt.getTime()) / 1000;
   recordWebhookAttempt(deps.metrics, outcomeLabel(result), dispatchSeconds);
-  logResult(deps, open, claim.requestedBy, result, next.kind);
-  await scheduleNextAttempt(deps, taskId, next);
+  logResult(deps, open, claim.requestedBy, result, next);
 }
 
-async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, url: string, windowEndsAt: Date): Promise<AttemptResult> {
-  if (!fitsWindow(open.startedAt, windowEndsAt, deps.config)) {
-    return workerFailure("stale_claim", `claimed at ${open.startedAt.toISOString()}, window ends ${windowEndsAt.toISOString()}`);
-  }
-  const rendered = await renderWithin(deps.render, open.taskId, open.attemptId);
-  if (!rendered.ok) return rendered.result;
-  return deps.sender.send(url, rendered.body);
-}
-
-function logResult(deps: DeliveryDeps, open: OpenAttempt, requestedBy: string | null, result: AttemptResult, next: string): void {
+function logResult(deps: DeliveryDeps, open: OpenAttempt, requestedBy: string | null, result: AttemptResult, next: AfterAttempt): void {
   // Never the URL: callers put secrets in it.
   const fields = {
     task_id: open.taskId,
@@ -111,7 +122,7 @@ function logResult(deps: DeliveryDeps, open: OpenAttempt, requestedBy: string | 
     delivery_id: open.attemptId,
     outcome: outcomeLabel(result),
     response_status: result.status,
-    next,
+    next: next.kind,
     ...(requestedBy === null ? {} : { requested_by: requestedBy }),
   };
   if (!result.ok) deps.logger.info("webhook attempt failed", { ...fields, detail: result.detail });

@@ -6,9 +6,9 @@ import { TASK_ID_PATTERN } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
 import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/ledger";
+import { handOffWebhook } from "@gen/webhook-delivery";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
-import { handOffWebhook } from "./hand-off-webhook.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
 import { storeOutputs } from "./store-outputs.ts";
 

@@ -1,6 +1,5 @@
 import { newDeliveryId } from "@gen/ids";
-import { enqueueWebhookAttempt } from "@gen/queues";
-import { claimAttempt } from "../../src/delivery/claim-attempt.ts";
+import { claimAttempt, enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 

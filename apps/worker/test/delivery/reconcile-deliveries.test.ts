@@ -1,7 +1,7 @@
 import { Worker } from "bullmq";
 import { newDeliveryId } from "@gen/ids";
-import { QUEUE_NAMES, webhookJobId, enqueueWebhookAttempt } from "@gen/queues";
-import { requestRedelivery } from "@gen/webhook-redelivery";
+import { QUEUE_NAMES, webhookJobId } from "@gen/queues";
+import { enqueueWebhookAttempt, requestRedelivery } from "@gen/webhook-delivery";
 import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";

@@ -1,7 +1,7 @@
 import { newDeliveryId } from "@gen/ids";
-import { enqueueWebhookAttempt, webhookJobId } from "@gen/queues";
+import { webhookJobId } from "@gen/queues";
 import { renderTask } from "@gen/task-render";
-import { requestRedelivery } from "@gen/webhook-redelivery";
+import { enqueueWebhookAttempt, requestRedelivery } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 

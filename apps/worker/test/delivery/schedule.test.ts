@@ -1,5 +1,5 @@
 import { newDeliveryId } from "@gen/ids";
-import { enqueueWebhookAttempt } from "@gen/queues";
+import { enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type Respond, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 import type { RenderBody } from "../../src/delivery/index.ts";

@@ -1,15 +1,23 @@
 import type { Config } from "@gen/config";
+import { SCHEDULED_ATTEMPTS, type AttemptNo } from "@gen/domain";
 
-export type AttemptNo = 1 | 2 | 3;
 export type Schedule = Pick<Config, "webhookRetryDelayMs" | "webhookFinalAttemptMs" | "webhookTimeoutMs">;
 
 /** docs/api.md#webhook-delivery-schedule: attempt 3 must finish within this of its due time. */
 export const FINAL_ATTEMPT_WINDOW_MS = 60_000;
 
+/** docs/api.md#webhook-last-error-values: building the body (reading the task included) gets 2 s. */
+export const RENDER_TIMEOUT_MS = 2_000;
+
+/** Whether `attempt` is one of the contract's scheduled attempts (an operator's are additions). */
+export function isScheduledAttempt(attempt: number): attempt is AttemptNo {
+  return Number.isInteger(attempt) && attempt >= 1 && attempt <= SCHEDULED_ATTEMPTS;
+}
+
 /**
  * When the attempt after `failed` is due: attempt 2 a retry delay after attempt 1 failed;
  * attempt 3 a fixed time after the task finished, or at once if attempt 2 failed after that.
- * Null after attempt 3: the delivery is `failed`.
+ * Null after the last scheduled attempt: the delivery is `failed`.
  */
 export function nextAttemptDueAt(failed: AttemptNo, failedAt: Date, taskFinishedAt: Date, schedule: Schedule): Date | null {
   if (failed === 1) return new Date(failedAt.getTime() + schedule.webhookRetryDelayMs);
@@ -24,7 +32,7 @@ export function nextAttemptDueAt(failed: AttemptNo, failedAt: Date, taskFinished
  * 60 s from its due time.
  */
 export function attemptWindowEndsAt(attempt: AttemptNo, dueAt: Date, taskFinishedAt: Date, schedule: Schedule): Date {
-  if (attempt === 3) return new Date(dueAt.getTime() + FINAL_ATTEMPT_WINDOW_MS);
+  if (attempt === SCHEDULED_ATTEMPTS) return new Date(dueAt.getTime() + FINAL_ATTEMPT_WINDOW_MS);
   return new Date(taskFinishedAt.getTime() + schedule.webhookFinalAttemptMs);
 }
 

@@ -1,6 +1,5 @@
 import type { Queue } from "bullmq";
-import { WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
-import { webhookJobId, type WebhookJobData } from "./job-types.ts";
+import { WEBHOOK_JOB_OPTIONS, webhookJobId, type WebhookJobData } from "@gen/queues";
 
 /**
  * Schedules one delivery attempt. The job id names the task and the attempt, so enqueueing the

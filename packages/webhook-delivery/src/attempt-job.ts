@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
+import { webhookJobId, type WebhookJobData } from "@gen/queues";
 import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
-import { webhookJobId, type WebhookJobData } from "./job-types.ts";
 
 // States in which a job will still run (or is running) on its own.
 const LIVE = new Set(["waiting", "delayed", "active", "prioritized", "waiting-children"]);

@@ -1,6 +1,8 @@
 import type { Queue } from "bullmq";
-import type { Database } from "@gen/db";
-import { ensureAttemptJob, type WebhookJobData } from "@gen/queues";
+import { readRedeliveryTarget, reopenForRedelivery, type Database } from "@gen/db";
+import type { DeliveryStatus } from "@gen/domain";
+import type { WebhookJobData } from "@gen/queues";
+import { ensureAttemptJob } from "./attempt-job.ts";
 
 export interface RedeliveryDeps {
   db: Database;
@@ -15,7 +17,7 @@ export type RedeliveryRequest =
   | { ok: true; attempt: number; enqueued: boolean; enqueueError?: unknown }
   | { ok: false; reason: "unknown_task" | "no_webhook" }
   /** Only a finished delivery (`delivered` or `failed`) can be sent again; `status` is what it is now. */
-  | { ok: false; reason: "not_finished"; status: string };
+  | { ok: false; reason: "not_finished"; status: DeliveryStatus };
 
 /**
  * An operator's manual redelivery of a task's webhook: one more attempt, numbered after the last,
@@ -27,16 +29,9 @@ export type RedeliveryRequest =
  * reads from it that the attempt is manual, and the reconciler enqueues it if this enqueue is lost.
  */
 export async function requestRedelivery(deps: RedeliveryDeps, taskId: string, requestedBy: string, now = new Date()): Promise<RedeliveryRequest> {
-  const rows = await deps.db.$queryRaw<Array<{ attempts: number }>>`
-    UPDATE webhook_deliveries d
-       SET status = 'in_progress', next_attempt_at = ${now}, redelivery_requested_by = ${requestedBy}, updated_at = ${now}
-      FROM tasks t
-     WHERE d.task_id = ${taskId} AND t.id = d.task_id AND t.discarded_at IS NULL
-       AND t.status IN ('completed', 'failed') AND d.status IN ('delivered', 'failed')
-    RETURNING d.attempts`;
-  const row = rows[0];
-  if (!row) return explainRefusal(deps.db, taskId);
-  const attempt = row.attempts + 1;
+  const attempts = await reopenForRedelivery(deps.db, taskId, requestedBy, now);
+  if (attempts === undefined) return explainRefusal(deps.db, taskId);
+  const attempt = attempts + 1;
   try {
     await ensureAttemptJob(deps.webhookQueue, taskId, attempt);
     return { ok: true, attempt, enqueued: true };
@@ -46,11 +41,8 @@ export async function requestRedelivery(deps: RedeliveryDeps, taskId: string, re
 }
 
 async function explainRefusal(db: Database, taskId: string): Promise<RedeliveryRequest> {
-  const rows = await db.$queryRaw<Array<{ status: string | null }>>`
-    SELECT d.status FROM tasks t LEFT JOIN webhook_deliveries d ON d.task_id = t.id
-     WHERE t.id = ${taskId} AND t.discarded_at IS NULL`;
-  const row = rows[0];
-  if (!row) return { ok: false, reason: "unknown_task" };
-  if (row.status === null) return { ok: false, reason: "no_webhook" };
-  return { ok: false, reason: "not_finished", status: row.status };
+  const target = await readRedeliveryTarget(db, taskId);
+  if (!target) return { ok: false, reason: "unknown_task" };
+  if (target.status === null) return { ok: false, reason: "no_webhook" };
+  return { ok: false, reason: "not_finished", status: target.status };
 }

@@ -1,4 +1,4 @@
-import { createDatabase, findTask, WEBHOOK_DELIVERY_COLUMNS } from "@gen/db";
+import { createDatabase, findTask, readDelivery } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 
 // The plain-SQL reads of the hot paths must give exactly what Prisma gives, field for field.
@@ -14,6 +14,7 @@ test("a task and its delivery read by SQL equal Prisma's objects", async () => {
   });
   await db.webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", status: "delivered", attempts: 2, responseStatus: 200, lastAttemptAt: new Date(), deliveredAt: new Date() } });
   expect(await findTask(db, id)).toEqual(await db.task.findUnique({ where: { id } }));
-  const webhook = await db.$sql.query(`SELECT ${WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries w WHERE w.task_id = $1`, [id]);
-  expect(webhook.rows[0]).toEqual(await db.webhookDelivery.findUnique({ where: { taskId: id } }));
+  const { deliveredBy, ...webhook } = (await readDelivery(db, id))!;
+  expect(webhook).toEqual(await db.webhookDelivery.findUnique({ where: { taskId: id } }));
+  expect(deliveredBy).toBeNull();
 });

@@ -1,7 +1,5 @@
+import { DeliveryStatus, type LastError, type WorkerLastError } from "@gen/domain";
 import type { AttemptOutcome } from "@gen/webhook-sender";
-
-/** The `last_error` values only the worker produces (the sender covers what the wire can). */
-export type WorkerLastError = "render_timeout" | "render_failed" | "stale_claim" | "attempt_lost";
 
 /** How one attempt ended: what the sender said, or why nothing (more) was sent. */
 export type AttemptResult = AttemptOutcome | { ok: false; lastError: WorkerLastError; status: null; detail?: string };
@@ -14,4 +12,4 @@ export const workerFailure = (lastError: WorkerLastError, detail?: string): Atte
 });
 
 /** What the attempt log's `outcome` column holds: `delivered`, or the attempt's `last_error`. */
-export const outcomeLabel = (result: AttemptResult): string => (result.ok ? "delivered" : result.lastError);
+export const outcomeLabel = (result: AttemptResult): LastError | typeof DeliveryStatus.Delivered => (result.ok ? DeliveryStatus.Delivered : result.lastError);

@@ -1,11 +1,12 @@
 import type { Queue } from "bullmq";
 import type { Config } from "@gen/config";
-import type { Database } from "@gen/db";
+import { listOpenAttempts, listPendingOfFinishedTasks, listWaitingDeliveries, type Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import { ensureAttemptJob, hasLiveAttemptJob, type WebhookJobData } from "@gen/queues";
+import type { WebhookJobData } from "@gen/queues";
+import { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
+import { RENDER_TIMEOUT_MS } from "./delivery-schedule.ts";
 import { recordLostAttempt } from "./record-lost-attempt.ts";
-import { RENDER_TIMEOUT_MS } from "./render-body.ts";
 
 export interface ReconcileDeliveriesDeps {
   config: Config;
@@ -53,11 +54,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const longestAttemptMs = RENDER_TIMEOUT_MS + deps.config.webhookTimeoutMs;
   const openCutoff = new Date(clock().getTime() - longestAttemptMs - graceMs);
   await paginate(batch, async (after) => {
-    const rows = await deps.db.$queryRaw<Array<{ id: string; taskId: string; attemptNo: number; startedAt: Date; requestedBy: string | null; taskFinishedAt: Date | null }>>`
-      SELECT a.id, a.task_id AS "taskId", a.attempt_no AS "attemptNo", a.started_at AS "startedAt", a.requested_by AS "requestedBy", t.finished_at AS "taskFinishedAt"
-        FROM webhook_attempts a JOIN tasks t ON t.id = a.task_id
-       WHERE a.finished_at IS NULL AND a.started_at < ${openCutoff} AND a.id > ${after}
-       ORDER BY a.id LIMIT ${batch}`;
+    const rows = await listOpenAttempts(deps.db, openCutoff, after, batch);
     for (const row of rows) {
       if (row.taskFinishedAt === null || (await liveInSlowLane(row.taskId, row.attemptNo)) || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))) continue;
       const open = { taskId: row.taskId, attempt: row.attemptNo, manual: row.requestedBy !== null, attemptId: row.id, startedAt: row.startedAt, taskFinishedAt: row.taskFinishedAt };
@@ -69,11 +66,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   // (a) terminal tasks whose attempt 1 was never handed off.
   const finishedCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
-    const rows = await deps.db.$queryRaw<Array<{ taskId: string }>>`
-      SELECT d.task_id AS "taskId"
-        FROM webhook_deliveries d JOIN tasks t ON t.id = d.task_id
-       WHERE d.status = 'pending' AND t.status IN ('completed', 'failed') AND t.finished_at < ${finishedCutoff} AND d.task_id > ${after}
-       ORDER BY d.task_id LIMIT ${batch}`;
+    const rows = await listPendingOfFinishedTasks(deps.db, finishedCutoff, after, batch);
     for (const { taskId } of rows) if (!(await liveInSlowLane(taskId, 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, 1))) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
@@ -82,11 +75,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   // console's enqueue after its committed request failed).
   const dueCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
-    const rows = await deps.db.$queryRaw<Array<{ taskId: string; attempts: number }>>`
-      SELECT task_id AS "taskId", attempts
-        FROM webhook_deliveries
-       WHERE status = 'in_progress' AND next_attempt_at < ${dueCutoff} AND (attempts IN (1, 2) OR redelivery_requested_by IS NOT NULL) AND task_id > ${after}
-       ORDER BY task_id LIMIT ${batch}`;
+    const rows = await listWaitingDeliveries(deps.db, dueCutoff, after, batch);
     for (const { taskId, attempts } of rows) if (!(await liveInSlowLane(taskId, attempts + 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1))) result.enqueued++;
     return rows.map((row) => row.taskId);
   });

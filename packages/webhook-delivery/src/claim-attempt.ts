@@ -1,0 +1,20 @@
+import { claimAttemptRow, type Database } from "@gen/db";
+import { newDeliveryId } from "@gen/ids";
+
+export interface ClaimedAttempt {
+  id: string;
+  startedAt: Date;
+  /** The operator who asked for this attempt (a manual redelivery); null for a scheduled one. */
+  requestedBy: string | null;
+}
+
+/**
+ * The claim: the delivery moves to `in_progress` on attempt `attempt` and the attempt log gets its
+ * row under a new whd_ id, in one conditional statement, so of two workers holding the same job
+ * only one gets the claim (null for the other).
+ */
+export async function claimAttempt(db: Database, taskId: string, attempt: number, now: Date): Promise<ClaimedAttempt | null> {
+  const id = newDeliveryId();
+  const claimed = await claimAttemptRow(db, taskId, attempt, id, now);
+  return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy } : null;
+}
