@@ -5,9 +5,11 @@ import { PrismaClient } from "./generated/client.ts";
 import type { Tables } from "./tables.ts";
 
 /**
- * Plain SQL on the same pool Prisma uses. For the hot paths only (API-key lookup, task reads, the
- * submission statement): Prisma's query-compiler client, the only engine available offline, spends
- * 1-3 ms of CPU per query, ten times what the pg driver needs (bench/README.md).
+ * Raw SQL on the pool, for tests and benchmarks only (fixtures, EXPLAIN replays in
+ * bench/data-scale.ts). Product code reaches PostgreSQL through the table-group modules of this
+ * package, written with `$kysely`; the Prisma client stays here for the same reason (tests set up
+ * rows with it): its query-compiler engine, the only one available offline, spends 1-3 ms of CPU
+ * per query, ten times what the pg driver needs (bench/README.md).
  */
 export interface SqlPool {
   query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
