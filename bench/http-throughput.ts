@@ -9,7 +9,7 @@ import type { BenchContext } from "./support/bench-context.ts";
 import { startChild } from "./support/child.ts";
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { load, median, type LoadResult } from "./support/load.ts";
-import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
+import { CpuTally, sampleCpu, withDescendants } from "./support/proc-cpu.ts";
 
 const CONNECTIONS = 32;
 
@@ -31,10 +31,13 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   const { stack, user } = ctx;
   // The gateway is the subject: no worker takes the jobs these submissions enqueue.
   await Promise.all([...stack.workers].map((w) => w.kill("SIGTERM")));
+  // BENCH_PROCESSES=N: the gateway runs N cluster children (bench-context.ts) and bare Express the
+  // same way; the floor and Prisma servers stay single processes. CPU counts the whole tree.
+  const processes = process.env.BENCH_PROCESSES ?? "1";
   const servers = await Promise.all(
     [{ name: "bare" }, { name: "floor", mode: "floor" }, { name: "prisma", mode: "prisma" }].map(async ({ name, mode }) => {
       const port = await closedPort();
-      const child = await startChild(mode ? "bench/support/same-work-server.ts" : "bench/support/bare-server.ts", { ...stack.env, PORT: String(port), MODE: mode ?? "" });
+      const child = await startChild(mode ? "bench/support/same-work-server.ts" : "bench/support/bare-server.ts", { ...stack.env, PORT: String(port), MODE: mode ?? "", PROCESSES: mode ? "1" : processes });
       await child.message;
       return { name, port, child };
     }),
@@ -88,7 +91,7 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
         ratio,
         ...(t === undefined ? {} : { target: `ratio >= ${t}`, pass: ratio >= t }),
         cpu: cpuColumns(cpu.perUnit(), bareCpu),
-        note: `vs bare Express; ${CONNECTIONS} connections, ${rounds} x ${seconds} s rounds, medians; ${name} ${rates.map((v) => v.toFixed(0)).join("/")}, bare ${bare.rates.map((v) => v.toFixed(0)).join("/")}${extra ? `; ${extra}` : ""}`,
+        note: `vs bare Express; ${processes === "1" ? "" : `gateway and bare Express as ${processes} cluster processes; `}${CONNECTIONS} connections, ${rounds} x ${seconds} s rounds, medians; ${name} ${rates.map((v) => v.toFixed(0)).join("/")}, bare ${bare.rates.map((v) => v.toFixed(0)).join("/")}${extra ? `; ${extra}` : ""}`,
       };
     });
   };
@@ -101,7 +104,7 @@ async function measure(ctx: BenchContext, subjects: Subject[], rounds: number, r
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < subjects.length; i++) {
       const s = subjects[(i + round) % subjects.length]!;
-      const stop = sampleCpu({ [s.name]: () => [s.pid], ...ctx.sharedGroups });
+      const stop = sampleCpu({ [s.name]: () => withDescendants(s.pid), ...ctx.sharedGroups });
       const result = await run(s);
       const sample = stop();
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`${s.name} ${what}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);

@@ -15,13 +15,16 @@ import { retryBurst } from "./retry-burst.ts";
 import { scheduledRetriesMemory } from "./scheduled-retries-memory.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
+// BENCH_ONLY=http (comma-separated keys below) runs some figures only, e.g. before/after runs of one lever.
+const only = (process.env.BENCH_ONLY ?? "").split(",").filter((key) => key !== "");
 const log = (message: string) => process.stdout.write(`[${new Date().toISOString()}] ${message}\n`);
 
 const ctx = await createBenchContext(quick);
 const figures: Figure[] = [];
 const loadBefore = os.loadavg();
 try {
-  for (const [name, run] of [["HTTP throughput", httpThroughput], ["webhook delivery", deliveryThroughput], ["end to end", endToEnd], ["retry burst", retryBurst], ["scheduled retries memory", scheduledRetriesMemory], ["generation concurrency", () => generationConcurrency({ quick })]] as const) {
+  for (const [key, name, run] of [["http", "HTTP throughput", httpThroughput], ["delivery", "webhook delivery", deliveryThroughput], ["e2e", "end to end", endToEnd], ["retry", "retry burst", retryBurst], ["memory", "scheduled retries memory", scheduledRetriesMemory], ["generations", "generation concurrency", () => generationConcurrency({ quick })]] as const) {
+    if (only.length > 0 && !only.includes(key)) continue;
     log(`${name}...`);
     const got = await run(ctx);
     for (const f of got) log(`  ${f.name}: ${f.value.toFixed(2)} ${f.unit}${f.ratio === undefined ? "" : ` (ratio ${f.ratio.toFixed(2)})`}`);

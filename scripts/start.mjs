@@ -3,7 +3,8 @@
 // "all", the gateway starts first: if it cannot reach PostgreSQL or Redis it prints one line and
 // exits, and the worker is never started. Signals are forwarded so SIGTERM drains both. "all" serves
 // the console at /console on the gateway's port; "console" runs it alone on CONSOLE_PORT
-// (docs/operations.md: keeping the console off the public listener). One process per app: in
+// (docs/operations.md: keeping the console off the public listener). One process per app (with
+// GATEWAY_PROCESSES above 1 the gateway is a supervisor that reports ready once its children listen): in
 // production (docker/Dockerfile) node runs main.js directly and receives the signals itself.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";

@@ -67,6 +67,22 @@ export function postgresBackendsOf(database: string): number[] {
   });
 }
 
+/** A process and its children, recursively (a GATEWAY_PROCESSES cluster: the primary and its children). */
+export function withDescendants(pid: number): number[] {
+  const pids = [pid];
+  for (let i = 0; i < pids.length; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
+        const children = readFileSync(`/proc/${pids[i]}/task/${task}/children`, "utf8").trim();
+        if (children !== "") pids.push(...children.split(" ").map(Number));
+      }
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return pids;
+}
+
 /** A named group of processes, read again at every sample (a group's members may change). */
 export type ProcessGroup = () => number[];
 

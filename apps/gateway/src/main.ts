@@ -1,17 +1,25 @@
+import cluster from "node:cluster";
 import type { AddressInfo } from "node:net";
-import { loadConfig } from "@gen/config";
+import { loadConfig, type Config } from "@gen/config";
 import { checkDatabase } from "@gen/db";
 import { drainOnSignal } from "@gen/http";
 import { createLogger } from "@gen/logger";
-import { startMetricsServer } from "@gen/metrics";
+import { shareMetricsWithPrimary, startMetricsServer } from "@gen/metrics";
 import { checkRedis } from "@gen/queues";
 import { createApp } from "./create-app.ts";
+import { runCluster } from "./run-cluster.ts";
 import { buildDeps, closeDeps } from "./services/build-deps.ts";
-
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger("gateway", config.logLevel);
+  if (cluster.isPrimary && config.gatewayProcesses > 1) return runCluster(config, createLogger("gateway", config.logLevel));
+  await serve(config);
+}
+
+/** One gateway process: alone, or one of GATEWAY_PROCESSES children of run-cluster.ts. */
+async function serve(config: Config): Promise<void> {
+  // In a cluster each line says which process wrote it.
+  const logger = createLogger("gateway", config.logLevel, cluster.isWorker ? { pid: process.pid } : {});
   const deps = buildDeps(config, logger);
   await checkDatabase(deps.db, config.databaseUrl);
   await checkRedis(deps.redis, config.redis);
@@ -19,7 +27,9 @@ async function main(): Promise<void> {
   const server = createApp(deps).listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   const port = (server.address() as AddressInfo).port;
-  const metricsServer = await startMetricsServer(deps.metrics, config.gatewayMetricsPort, logger, "gateway");
+  // A cluster's children cannot all bind the metrics port: the primary serves their merged metrics.
+  if (cluster.isWorker) shareMetricsWithPrimary(deps.metrics);
+  const metricsServer = cluster.isWorker ? undefined : await startMetricsServer(deps.metrics, config.gatewayMetricsPort, logger, "gateway");
   logger.info("gateway listening", { port, base_url: config.baseUrl });
   process.send?.({ ready: "gateway", port });
 

@@ -7,6 +7,8 @@ export interface Config {
   redis: RedisConfig;
   queuePrefix: string;
   port: number;
+  /** Gateway processes sharing `port` (GATEWAY_PROCESSES, 1..64); above 1 a cluster primary supervises them. */
+  gatewayProcesses: number;
   baseUrl: string;
   cdnUrl: string;
   webhookTimeoutMs: number;

@@ -19,6 +19,7 @@ export function loadConfig(env: Env = process.env): Config {
     redis: redisConfig(env, str(env, "REDIS_URL", "redis://127.0.0.1:6379"), str(env, "QUEUE_PREFIX", "gen")),
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
     port,
+    gatewayProcesses: int(env, "GATEWAY_PROCESSES", 1, 1, 64),
     baseUrl,
     cdnUrl: url(env, "CDN_URL", `${baseUrl}/cdn`),
     webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1),

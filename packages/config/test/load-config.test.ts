@@ -4,6 +4,7 @@ describe("loadConfig", () => {
   it("applies the documented defaults", () => {
     const config = loadConfig({});
     expect(config.port).toBe(8080);
+    expect(config.gatewayProcesses).toBe(1);
     expect(config.baseUrl).toBe("http://localhost:8080");
     expect(config.cdnUrl).toBe("http://localhost:8080/cdn");
     expect(config.queuePrefix).toBe("gen");
@@ -38,9 +39,18 @@ describe("loadConfig", () => {
     ["CONSOLE_ON_GATEWAY", "1"],
     ["CONSOLE_BASE_URL", "console.internal"],
     ["CONSOLE_SESSION_SECRET", "too short to sign anything"],
+    ["GATEWAY_PROCESSES", "0"],
+    ["GATEWAY_PROCESSES", "65"],
+    ["GATEWAY_PROCESSES", "2.5"],
+    ["GATEWAY_PROCESSES", "auto"],
   ])("refuses %s=%s with a ConfigError naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it("reads GATEWAY_PROCESSES from 1 to 64", () => {
+    expect(loadConfig({ GATEWAY_PROCESSES: "4" }).gatewayProcesses).toBe(4);
+    expect(loadConfig({ GATEWAY_PROCESSES: "64" }).gatewayProcesses).toBe(64);
   });
 
   it("refuses a final attempt that could start before attempt 2 has finished", () => {

@@ -10,7 +10,11 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * exit 0 (1 if that takes longer than the grace period). One behaviour for every HTTP app.
  */
 export function drainOnSignal(server: Server, name: string, logger: Logger, close: () => Promise<void>): void {
+  let stopping = false;
+  // A cluster child may get both a terminal's SIGINT and the primary's SIGTERM: drain once.
   const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     logger.info(`${name} shutting down`, { signal });
     const force = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
     server.close(async () => {

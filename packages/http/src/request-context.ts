@@ -10,4 +10,7 @@ export interface RequestContext {
 export const context = (res: Response): RequestContext => res.locals as RequestContext;
 
 /** The path without its query string: query strings may hold secrets and are never logged. */
-export const pathOf = (req: Request): string => req.originalUrl.split("?")[0] ?? "";
+export const pathOf = (req: Request): string => {
+  const query = req.originalUrl.indexOf("?");
+  return query === -1 ? req.originalUrl : req.originalUrl.slice(0, query);
+};

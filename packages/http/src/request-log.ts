@@ -5,6 +5,8 @@ import { context, pathOf } from "./request-context.ts";
 /** One JSON line per request. Never the body, the Authorization header or the query string. */
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
+    // At LOG_LEVEL=warn or above the line would be built, formatted and then dropped by winston.
+    if (!logger.isInfoEnabled()) return next();
     res.on("finish", () => {
       const ctx = context(res);
       logger.info("request", {

@@ -61,6 +61,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: "Jobs in a BullMQ queue by state, read from Redis at scrape time.",
     labelNames: ["queue", "state"] as const,
     registers,
+    // Every gateway process of a cluster reads the same queues: summed, the depths would be N times too high.
+    aggregator: "max",
     collect: readQueues,
   });
 

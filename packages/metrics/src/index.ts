@@ -7,3 +7,4 @@ export { recordWebhookAttempt } from "./record-webhook-attempt.ts";
 export { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
 export { serveMetrics, type ServeMetricsOptions } from "./serve-metrics.ts";
 export { startMetricsServer, type MetricsServerLogger } from "./start-metrics-server.ts";
+export { shareMetricsWithPrimary, startClusterMetricsServer } from "./cluster-metrics.ts";

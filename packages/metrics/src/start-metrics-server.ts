@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { Metrics } from "./create-metrics.ts";
-import { serveMetrics } from "./serve-metrics.ts";
+import { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
+import { serveRendered } from "./serve-metrics.ts";
 
 /** The two log calls this needs; both apps pass their winston logger. */
 export interface MetricsServerLogger {
@@ -14,10 +15,15 @@ export interface MetricsServerLogger {
  * second process on the same host) is logged, not fatal: requests and jobs matter more than their
  * metrics.
  */
-export async function startMetricsServer(metrics: Metrics, port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
+export function startMetricsServer(metrics: Metrics, port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
+  return startRenderedServer(() => renderMetrics(metrics), port, logger, processName);
+}
+
+/** startMetricsServer over any exposition (a cluster primary serves its children's, merged). */
+export async function startRenderedServer(render: () => Promise<RenderedMetrics>, port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
   if (port === 0) return undefined;
   try {
-    const server = await serveMetrics(metrics, { port });
+    const server = await serveRendered(render, { port });
     logger.info(`${processName} metrics listening`, { port });
     return server;
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from "express";
+import { context } from "@gen/http";
 import { UNMATCHED_ROUTE, recordHttpRequest, type Metrics } from "@gen/metrics";
 
 /**
@@ -7,9 +8,9 @@ import { UNMATCHED_ROUTE, recordHttpRequest, type Metrics } from "@gen/metrics";
  */
 export function httpMetrics(metrics: Metrics): RequestHandler {
   return (req, res, next) => {
-    const startedAt = process.hrtime.bigint();
     res.on("finish", () => {
-      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      // requestId (mounted first) took the start time; one clock read per request serves both.
+      const seconds = Number(process.hrtime.bigint() - context(res).startedAt) / 1e9;
       recordHttpRequest(metrics, { method: req.method, route: routeOf(req), status: res.statusCode, seconds });
     });
     next();

@@ -1,0 +1,100 @@
+// GATEWAY_PROCESSES=2: the real gateway main (from sources) as a cluster primary with two
+// children on one port. Both children serve requests (each request log line names its pid), the
+// primary's metrics port serves their merged counters, a SIGKILLed child is replaced, and SIGTERM
+// drains both and exits 0. A start-up failure is one line and exit 1, as with one process.
+import { spawn } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { startFaultStack, type FaultStack } from "../faults/support/fault-stack.ts";
+import { closedPort } from "../../packages/webhook-sender/test/helpers/receiver.ts";
+import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
+
+const REQUESTS = 16;
+let database: ScratchDatabase;
+let stack: FaultStack;
+let metricsPort: number;
+const logLines: Record<string, unknown>[] = [];
+
+/** One request on a connection of its own, so the cluster spreads them over its children. */
+function call(method: string, url: string, auth: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpRequest(url, { method, agent: false, headers: { authorization: auth, ...(payload ? { "content-type": "application/json" } : {}) } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : {} }));
+    });
+    req.once("error", reject).end(payload);
+  });
+}
+
+beforeAll(async () => {
+  database = await createScratchDatabase();
+  metricsPort = await closedPort();
+  stack = await startFaultStack({
+    databaseUrl: database.url,
+    redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    env: { GATEWAY_PROCESSES: "2", LOG_LEVEL: "info", GATEWAY_METRICS_PORT: String(metricsPort) },
+  });
+  let rest = "";
+  stack.gateway.child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) if (line.startsWith("{")) logLines.push(JSON.parse(line));
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await database?.drop();
+});
+
+test("two processes behind one port serve submissions and polls; metrics merged; a killed child is replaced; SIGTERM drains both", async () => {
+  const { auth } = await stack.user(1_000);
+  const submitted = await Promise.all(
+    Array.from({ length: REQUESTS }, () => call("POST", `${stack.baseUrl}/api/v1/images/generations`, auth, { model: "sim-image-1", prompt: "a lighthouse", size: "256x256" })),
+  );
+  expect(submitted.map((r) => r.status)).toEqual(Array(REQUESTS).fill(202));
+  const polled = await Promise.all(submitted.map((r) => call("GET", `${stack.baseUrl}/api/v1/tasks/${r.body.id}`, auth)));
+  expect(polled.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
+
+  const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+  const served = [...metrics.matchAll(/^http_requests_total\{[^}]*route="\/api\/v1\/(images\/generations|tasks\/:id)"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[2]), 0);
+  expect(served).toBe(2 * REQUESTS);
+
+  // A child killed outright is replaced, and the port keeps answering.
+  const servedBy = new Set(logLines.filter((line) => line.message === "request").map((line) => line.pid as number));
+  const [victim] = [...servedBy];
+  process.kill(victim!, "SIGKILL");
+  const replaced = () => logLines.some((line) => line.message === "gateway listening" && line.pid !== undefined && !servedBy.has(line.pid as number));
+  for (let i = 0; i < 300 && !replaced(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(replaced()).toBe(true);
+  const after = await Promise.all(submitted.map((r) => call("GET", `${stack.baseUrl}/api/v1/tasks/${r.body.id}`, auth)));
+  expect(after.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
+
+  const exited = new Promise<number | null>((resolve) => stack.gateway.child.once("exit", (code) => resolve(code)));
+  stack.gateway.child.kill("SIGTERM");
+  expect(await exited).toBe(0);
+
+  const requests = logLines.filter((line) => line.message === "request" && String(line.path).startsWith("/api/v1/"));
+  expect(requests).toHaveLength(3 * REQUESTS);
+  const pids = new Set(requests.slice(0, 2 * REQUESTS).map((line) => line.pid));
+  expect(pids.size).toBe(2);
+  expect(pids.has(stack.gateway.child.pid)).toBe(false);
+  // Both live children drained (their lines were written before they exited).
+  expect(logLines.filter((line) => line.message === "gateway shutting down" && line.pid !== undefined)).toHaveLength(2);
+}, 60_000);
+
+test("PostgreSQL unreachable: one line on stderr and exit status 1, as a single gateway", async () => {
+  const closed = await closedPort();
+  const child = spawn(process.execPath, ["--conditions=@gen/source", "--import", "tsx", "apps/gateway/src/main.ts"], {
+    env: { ...process.env, NODE_OPTIONS: "", GATEWAY_PROCESSES: "3", LOG_LEVEL: "silent", PORT: "0", GATEWAY_METRICS_PORT: "0", DATABASE_URL: `postgresql://postgres@127.0.0.1:${closed}/gen` },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once("close", (c) => resolve(c)));
+  expect(code).toBe(1);
+  const lines = stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^gateway: /);
+}, 60_000);
