@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { hashApiKey } from "@gen/ids";
 import { createDatabase } from "@gen/db";
+import { createRedis } from "@gen/queues";
 
 const run = promisify(execFile);
 const db = createDatabase(process.env.DATABASE_URL!);
@@ -14,8 +15,12 @@ async function admin(...args: string[]) {
 
 /** The same, with `input` piped on stdin (and stdin closed, so nothing waits for more). */
 async function adminWithStdin(input: string, ...args: string[]) {
+  return runWithEnv({}, input, ...args);
+}
+
+async function runWithEnv(env: Record<string, string>, input: string, ...args: string[]) {
   try {
-    const pending = run("pnpm", ["admin", ...args], { env: process.env });
+    const pending = run("pnpm", ["admin", ...args], { env: { ...process.env, ...env } });
     pending.child.stdin!.end(input);
     const { stdout, stderr } = await pending;
     return { code: 0, stdout, stderr };
@@ -83,6 +88,25 @@ test("the key as an argument still works (the documented form) but warns that ar
   expect(result.code).toBe(0);
   expect(result.stderr).toMatch(/warning: a key on the command line is visible in shell history and ps/);
   expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(made.api_key) } })).revokedAt).not.toBeNull();
+}, 60_000);
+
+test("revoke-key writes the gateways' revocation marker; with Redis away it still revokes in the database and fails saying so", async () => {
+  const made = JSON.parse((await admin("create-key", "--credits", "0")).stdout);
+  const keyHash = hashApiKey(made.api_key);
+  const down = await runWithEnv({ REDIS_URL: "redis://127.0.0.1:1" }, `${made.api_key}\n`, "revoke-key");
+  expect(down.code).toBe(1);
+  expect(down.stdout).toBe("");
+  expect(down.stderr).toMatch(/revoked in the database, but Redis did not take the revocation marker.*up to 60 s; run revoke-key again/);
+  expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash } })).revokedAt).not.toBeNull();
+  // Run again once Redis answers: the marker is written (revoking twice is fine).
+  const again = await adminWithStdin(`${made.api_key}\n`, "revoke-key");
+  expect(again.code).toBe(0);
+  const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", "blocking");
+  try {
+    expect(await redis.exists(`${process.env.QUEUE_PREFIX ?? "gen"}:revoked-key:${keyHash}`)).toBe(1);
+  } finally {
+    redis.disconnect();
+  }
 }, 60_000);
 
 test("ledger-check passes on a consistent ledger; a planted violation makes it print one line and exit 1", async () => {

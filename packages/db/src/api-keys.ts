@@ -10,8 +10,8 @@ export interface KeyOwner {
 }
 
 /**
- * The key with this SHA-256, revoked or not (revocation is read on every request, so it takes
- * effect at once). A single key today; a later key-to-user cache can batch these by hash.
+ * The key with this SHA-256, revoked or not. The gateway reads it on a miss of its key-to-user
+ * cache, whose entries the rate limiter's revocation marker keeps honest (apps/gateway key-cache.ts).
  */
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<KeyOwner | undefined> {
   return db.$kysely.selectFrom("api_keys").select(["key_hash as keyHash", "user_id as userId", "revoked_at as revokedAt"]).where("key_hash", "=", keyHash).executeTakeFirst();
@@ -23,21 +23,24 @@ export async function insertApiKey(db: Queryable, key: { id: string; userId: str
 
 export type KeyRef = { id: string } | { keyHash: string };
 
-/** Revokes the key unless it already is; says whether such a key exists at all (revoking twice is fine). */
-export async function revokeApiKey(db: Queryable, ref: KeyRef): Promise<{ exists: boolean }> {
+/**
+ * Revokes the key unless it already is; its hash (for the gateways' revocation marker, which a
+ * repeated revoke writes again), or undefined when there is no such key (revoking twice is fine).
+ */
+export async function revokeApiKey(db: Queryable, ref: KeyRef): Promise<{ keyHash: string } | undefined> {
   const revoked = await db.$kysely
     .updateTable("api_keys")
     .set({ revoked_at: new Date() })
     .where("id" in ref ? "id" : "key_hash", "=", "id" in ref ? ref.id : ref.keyHash)
     .where("revoked_at", "is", null)
+    .returning("key_hash as keyHash")
     .executeTakeFirst();
-  if (revoked.numUpdatedRows > 0n) return { exists: true };
-  const found = await db.$kysely
+  if (revoked) return revoked;
+  return db.$kysely
     .selectFrom("api_keys")
-    .select("id")
+    .select("key_hash as keyHash")
     .where("id" in ref ? "id" : "key_hash", "=", "id" in ref ? ref.id : ref.keyHash)
     .executeTakeFirst();
-  return { exists: found !== undefined };
 }
 
 /** A user's keys, oldest first, by id (the key itself is never stored). */

@@ -2,9 +2,12 @@ import type { RedisClient as Redis } from "@gen/queues";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
 import { withDeadline } from "@gen/queues";
+import { revokedKeyMarker } from "./revoked-key-marker.ts";
 
 export interface RateDecision {
   allowed: boolean;
+  /** The API key named in the call carries a revocation marker (revoked-key-marker.ts): nothing was taken. */
+  revoked?: boolean;
   limit: number;
   remaining: number;
   /** Seconds until the bucket is full again (RateLimit-Reset). */
@@ -31,7 +34,17 @@ redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now))
 return {1, math.floor((now - allow_at) / interval), 0, math.ceil(next_tat - now)}
 `;
 
-type GcraRedis = Redis & { gcra(key: string, intervalMs: number, burst: number): Promise<[number, number, number, number]> };
+// The same script with the key's revocation marker read first, so a gateway that answers from its
+// key-to-user cache still sees a revocation on the next request at no extra round trip.
+const GCRA_UNLESS_REVOKED = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-1, 0, 0, 0} end
+${GCRA}`;
+
+type Reply = Promise<[number, number, number, number]>;
+type GcraRedis = Redis & {
+  gcra(key: string, intervalMs: number, burst: number): Reply;
+  gcraUnlessRevoked(key: string, marker: string, intervalMs: number, burst: number): Reply;
+};
 
 // A limiter answer is one in-memory script: far below this unless Redis is hung (stopped, paused),
 // and then a poll must not wait for the connection's 2 s command time-out.
@@ -47,14 +60,23 @@ export class RateLimiter {
 
   constructor(redis: Redis, private readonly prefix: string) {
     if (!("gcra" in redis)) redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
+    if (!("gcraUnlessRevoked" in redis)) redis.defineCommand("gcraUnlessRevoked", { numberOfKeys: 2, lua: GCRA_UNLESS_REVOKED });
     this.redis = redis as GcraRedis;
   }
 
-  /** Throws RedisUnavailable (at once while Redis is known to be away). */
-  async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision> {
-    if (this.redis.status !== "ready" || Date.now() < this.skipRedisUntil) throw new RedisUnavailable();
+  /** False while Redis is known to be away: a call would throw RedisUnavailable at once. */
+  get sharedAvailable(): boolean {
+    return this.redis.status === "ready" && Date.now() >= this.skipRedisUntil;
+  }
+
+  /**
+   * Throws RedisUnavailable (at once while Redis is known to be away). With `keyHash`, the same
+   * call first reads that API key's revocation marker and answers `revoked` without taking.
+   */
+  async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision> {
+    if (!this.sharedAvailable) throw new RedisUnavailable();
     try {
-      return await withDeadline(this.takeShared(kind, subject, rate), DECISION_TIMEOUT_MS, "rate limiter");
+      return await withDeadline(this.takeShared(kind, subject, rate, keyHash), DECISION_TIMEOUT_MS, "rate limiter");
     } catch (error) {
       this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
       throw new RedisUnavailable({ cause: error });
@@ -62,18 +84,21 @@ export class RateLimiter {
   }
 
   /** Like take, but bounded by this process's own counters while Redis is away. */
-  async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision & { local: boolean }> {
+  async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision & { local: boolean }> {
     try {
-      return { ...(await this.take(kind, subject, rate)), local: false };
+      return { ...(await this.take(kind, subject, rate, keyHash)), local: false };
     } catch (error) {
       if (!(error instanceof RedisUnavailable)) throw error;
       return { ...this.local.take(`${kind}:${subject}`, rate), local: true };
     }
   }
 
-  private async takeShared(kind: string, subject: string, rate: RateConfig): Promise<RateDecision> {
+  private async takeShared(kind: string, subject: string, rate: RateConfig, keyHash: string | undefined): Promise<RateDecision> {
     const intervalMs = 1000 / rate.perSec;
-    const [allowed, remaining, retryMs, resetMs] = await this.redis.gcra(`${this.prefix}:rl:${kind}:${subject}`, intervalMs, rate.burst);
+    const key = `${this.prefix}:rl:${kind}:${subject}`;
+    const [allowed, remaining, retryMs, resetMs] =
+      keyHash === undefined ? await this.redis.gcra(key, intervalMs, rate.burst) : await this.redis.gcraUnlessRevoked(key, revokedKeyMarker(this.prefix, keyHash), intervalMs, rate.burst);
+    if (allowed === -1) return { allowed: false, revoked: true, limit: rate.burst, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 };
     return {
       allowed: allowed === 1,
       limit: rate.burst,

@@ -1,12 +1,20 @@
-import type { RequestHandler } from "express";
-import { authenticateKey } from "../services/authenticate-key.ts";
+import type { RequestHandler, Response } from "express";
+import { authenticateKey, type AuthenticatedKey } from "../services/authenticate-key.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 
-export function authenticate(deps: Pick<GatewayDeps, "db" | "badKeyThrottle">): RequestHandler {
+/**
+ * Must be followed by rateLimit (rate-limit.ts) on every route: a key answered from the KeyCache is
+ * only confirmed unrevoked by the limiter's Redis call.
+ */
+export function authenticate(deps: Pick<GatewayDeps, "db" | "badKeyThrottle" | "keyCache" | "rateLimiter">): RequestHandler {
   return async (req, res, next) => {
-    // req.ip honours TRUST_PROXY (create-app.ts).
-    const { userId } = await authenticateKey(deps.db, req.headers.authorization, { address: req.ip ?? "unknown", by: deps.badKeyThrottle });
-    res.locals.userId = userId;
+    // req.ip honours TRUST_PROXY (create-app.ts). The cache is used only while the limiter can
+    // reach Redis, where the revocation markers are.
+    const auth = await authenticateKey(deps.db, req.headers.authorization, { address: req.ip ?? "unknown", by: deps.badKeyThrottle }, { keys: deps.keyCache, use: deps.rateLimiter.sharedAvailable });
+    res.locals.userId = auth.userId;
+    res.locals.apiKey = auth;
     next();
   };
 }
+
+export const authenticatedKey = (res: Response): AuthenticatedKey => res.locals.apiKey as AuthenticatedKey;

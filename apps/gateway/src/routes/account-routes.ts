@@ -8,7 +8,7 @@ import type { GatewayDeps } from "../services/gateway-deps.ts";
 
 export function accountRoutes(deps: GatewayDeps): Router {
   const router = Router();
-  router.get("/api/v1/account", authenticate(deps), rateLimit(deps.rateLimiter, "poll", deps.config.pollRate), async (_req, res) => {
+  router.get("/api/v1/account", authenticate(deps), rateLimit(deps, "poll", deps.config.pollRate), async (_req, res) => {
     const credits = await readCredits(deps.db, context(res).userId!);
     if (credits === undefined) throw new ApiError(Err.KeyInvalid);
     res.json({ credits });

@@ -15,7 +15,7 @@ const MAX_IDEMPOTENCY_KEY = 255;
 export function submissionRoutes(deps: GatewayDeps): Router {
   const router = Router();
   const auth = authenticate(deps);
-  const limit = rateLimit(deps.rateLimiter, "submit", deps.config.submitRate);
+  const limit = rateLimit(deps, "submit", deps.config.submitRate);
   for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [Endpoint, string][]) {
     router.post(path, auth, limit, jsonBody, async (req, res) => {
       const ctx = context(res);

@@ -1,9 +1,8 @@
 import { Router, type Request } from "express";
-import { readDelivery } from "@gen/db";
 import { ApiError, Err } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
-import { readTask } from "../services/read-task.ts";
+import { readTaskAnswer } from "../services/read-task.ts";
 import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
@@ -18,22 +17,21 @@ export function taskRoutes(deps: GatewayDeps): Router {
   router.get(
     "/api/v1/tasks/:id",
     authenticate(deps),
-    rateLimit(deps.rateLimiter, "poll", deps.config.pollRate),
+    rateLimit(deps, "poll", deps.config.pollRate),
     async (req, res) => {
       const include = parseInclude(req);
       const id = req.params.id as string;
       // Malformed ids and other users' tasks look exactly like unknown ones.
       if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
-      const task = await readTask(deps.db, id, context(res).userId!);
-      if (!task) throw new ApiError(Err.TaskNotFound);
-      const webhook = include.has("webhook") ? (task.webhookUrl === null ? null : await readDelivery(deps.db, task.id)) : undefined;
-      res.type("application/json").send(renderTask(task, { webhook, billing: include.has("billing") }));
+      const body = await readTaskAnswer(deps, id, context(res).userId!, { webhook: include.has("webhook"), billing: include.has("billing") });
+      if (body === null) throw new ApiError(Err.TaskNotFound);
+      res.type("application/json").send(body);
     },
   );
   router.post(
     "/api/v1/tasks/:id/cancel",
     authenticate(deps),
-    rateLimit(deps.rateLimiter, "submit", deps.config.submitRate),
+    rateLimit(deps, "submit", deps.config.submitRate),
     async (req, res) => {
       const id = req.params.id as string;
       if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);

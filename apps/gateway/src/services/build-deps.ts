@@ -6,6 +6,8 @@ import { createMetrics } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { BadKeyThrottle } from "./bad-key-throttle.ts";
+import { FinishedTaskCache } from "./finished-task-cache.ts";
+import { KeyCache } from "./key-cache.ts";
 import { RateLimiter } from "@gen/rate-limit";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
@@ -17,6 +19,10 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const rateLimiter = new RateLimiter(redis, config.queuePrefix);
+  const keyCache = new KeyCache();
+  // Revocation markers may not have survived whatever took the connection away (a restart without
+  // persistence, a failover to a replica that lagged): keys are read from PostgreSQL again.
+  redis.on("close", () => keyCache.clear());
   return {
     config,
     logger,
@@ -29,6 +35,8 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     catalog: loadCatalog(config.modelCatalogPath),
     rateLimiter,
     badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
+    keyCache,
+    finishedTasks: new FinishedTaskCache(),
     metrics: createMetrics({ queues: [generationQueue, webhookQueue, webhookSlowQueue] }),
   };
 }

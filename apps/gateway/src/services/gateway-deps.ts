@@ -7,6 +7,8 @@ import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { GenerationJobData, MaintenanceJobData, WebhookJobData } from "@gen/queues";
 import type { BadKeyThrottle } from "./bad-key-throttle.ts";
+import type { FinishedTaskCache } from "./finished-task-cache.ts";
+import type { KeyCache } from "./key-cache.ts";
 import type { RateLimiter } from "@gen/rate-limit";
 
 /** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
@@ -24,5 +26,9 @@ export interface GatewayDeps {
   logger: Logger;
   rateLimiter: RateLimiter;
   badKeyThrottle: BadKeyThrottle;
+  /** API key → user in this process; revocation is checked by the limiter's Redis call (key-cache.ts). */
+  keyCache: KeyCache;
+  /** Poll answers that can never change again (finished-task-cache.ts). */
+  finishedTasks: FinishedTaskCache;
   metrics: Metrics;
 }

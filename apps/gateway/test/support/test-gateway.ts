@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, ensureUser, inTransaction, insertApiKey, type Database } from "@gen/db";
+import { createDatabase, ensureUser, inTransaction, insertApiKey, revokeApiKey, type Database } from "@gen/db";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
 import { checkLedger, grantCredits } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
+import { markKeyRevoked } from "@gen/rate-limit";
 import { createApp } from "../../src/create-app.ts";
 import { buildDeps, closeDeps } from "../../src/services/build-deps.ts";
 import type { GatewayDeps } from "../../src/services/gateway-deps.ts";
@@ -65,6 +66,12 @@ export async function createUser(db: Database, credits = 1000): Promise<TestUser
     await insertApiKey(tx, { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) });
   });
   return { userId, apiKey, auth: `Bearer ${apiKey}` };
+}
+
+/** Revokes a user's keys as `pnpm admin revoke-key` does: PostgreSQL, then the Redis marker every gateway's limiter reads. */
+export async function revokeKeys(deps: Pick<GatewayDeps, "db" | "redis" | "config">, user: TestUser): Promise<void> {
+  await revokeApiKey(deps.db, { keyHash: hashApiKey(user.apiKey) });
+  await markKeyRevoked(deps.redis, deps.config.queuePrefix, hashApiKey(user.apiKey));
 }
 
 /** Balance and task count of a user: what a refused request must leave untouched. */

@@ -1,0 +1,137 @@
+import request from "supertest";
+import { createDatabase } from "@gen/db";
+import { newApiKey } from "@gen/ids";
+import { KeyCache } from "../src/services/key-cache.ts";
+import { expectError } from "./support/envelope.ts";
+import { createTestGateway, createUser, revokeKeys, type TestGateway } from "./support/test-gateway.ts";
+
+// The poll path's two caches (docs/operations.md "Caches in the gateway"): API key → user, with
+// revocation read by the limiter's Redis call, and finished tasks' answers that can never change.
+let gw: TestGateway;
+let other: TestGateway;
+const statements: string[] = [];
+
+beforeAll(async () => {
+  gw = await createTestGateway({}, () => ({ db: createDatabase(process.env.DATABASE_URL!, { onQuery: (sql) => statements.push(sql) }) }));
+  // A second gateway process of the same deployment: same database, Redis and QUEUE_PREFIX, its own caches.
+  other = await createTestGateway({ QUEUE_PREFIX: gw.deps.config.queuePrefix });
+});
+afterAll(async () => {
+  await other.close();
+  await gw.close();
+});
+
+const body = { model: "sim-image-1", prompt: "cache me", webhook_url: "https://example.com/h" };
+
+async function submitted(auth: string): Promise<string> {
+  const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).send(body);
+  expect(res.status).toBe(202);
+  return res.body.id as string;
+}
+
+/** SQL statements `run` made on `gw`'s database. */
+async function sqlOf(run: () => Promise<unknown>): Promise<string[]> {
+  statements.length = 0;
+  await run();
+  return [...statements];
+}
+
+test("a cached key makes no key read; revocation shows on the next request on every gateway", async () => {
+  const user = await createUser(gw.deps.db);
+  const taskId = await submitted(user.auth);
+  for (const app of [gw.app, other.app]) expect((await request(app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).status).toBe(200);
+  const polled = await sqlOf(() => request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth));
+  expect(polled.some((sql) => /api_keys/i.test(sql))).toBe(false);
+
+  await revokeKeys(gw.deps, user);
+  for (const app of [gw.app, other.app]) {
+    expectError(await request(app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth), 401, 10004);
+    expectError(await request(app).post("/api/v1/images/generations").set("Authorization", user.auth).send(body), 401, 10004);
+    expectError(await request(app).get("/api/v1/account").set("Authorization", user.auth), 401, 10004);
+  }
+});
+
+test("a key revoked without its marker (Redis away from the CLI) is refused once the entry expires or the connection drops", async () => {
+  const user = await createUser(gw.deps.db);
+  const taskId = await submitted(user.auth);
+  expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).status).toBe(200);
+  // The database write only, as when the marker never reached Redis: a warm entry is trusted until
+  // it expires (KeyCache unit test below) or this process loses its Redis connection.
+  await gw.deps.db.apiKey.updateMany({ where: { userId: user.userId }, data: { revokedAt: new Date() } });
+  gw.deps.redis.emit("close");
+  expectError(await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth), 401, 10004);
+});
+
+test("KeyCache entries expire KEY_CACHE_TTL_MS after their read started, and a clear during a read drops it", () => {
+  const keys = new KeyCache();
+  const read = keys.beginRead(1_000);
+  keys.set("h1", "u1", read);
+  expect(keys.get("h1", 1_000 + 59_999)).toBe("u1");
+  expect(keys.get("h1", 1_000 + 60_000)).toBeUndefined();
+  const stale = keys.beginRead();
+  keys.clear();
+  keys.set("h2", "u2", stale);
+  expect(keys.get("h2")).toBeUndefined();
+});
+
+test("the key cache stays bounded: unknown keys never enter, and 100k valid ones keep at most 10,000", async () => {
+  const before = gw.deps.keyCache.size;
+  for (let i = 0; i < 50; i++) expectError(await request(gw.app).get("/api/v1/account").set("Authorization", `Bearer ${newApiKey()}`), 401, 10003);
+  expect(gw.deps.keyCache.size).toBe(before);
+  const keys = new KeyCache();
+  for (let i = 0; i < 100_000; i++) keys.set(`hash${i}`, "u", keys.beginRead());
+  expect(keys.size).toBe(10_000);
+  expect(keys.get("hash99999")).toBe("u");
+  expect(keys.get("hash0")).toBeUndefined();
+});
+
+test("a finished task whose webhook is delivered is answered with zero SQL statements, to its owner only", async () => {
+  const user = await createUser(gw.deps.db);
+  const stranger = await createUser(gw.deps.db);
+  const taskId = await submitted(user.auth);
+  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, refundedCredits: 1, finishedAt: new Date() } });
+  const at = new Date();
+  await gw.deps.db.webhookAttempt.create({ data: { id: `whd_${taskId.slice(5)}`, taskId, attemptNo: 1, startedAt: at, finishedAt: at, outcome: "delivered", responseStatus: 200, durationMs: 5 } });
+  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "delivered", attempts: 1, responseStatus: 200, lastAttemptAt: at, deliveredAt: at } });
+
+  const paths = [`/api/v1/tasks/${taskId}`, `/api/v1/tasks/${taskId}?include=webhook,billing`];
+  const first = await Promise.all(paths.map((path) => request(gw.app).get(path).set("Authorization", user.auth)));
+  expect(first[1]!.body.webhook).toMatchObject({ status: "delivered", attempts: 1 });
+  for (const [i, path] of paths.entries()) {
+    let res!: request.Response;
+    expect(await sqlOf(async () => (res = await request(gw.app).get(path).set("Authorization", user.auth)))).toEqual([]);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(first[i]!.text);
+    // Another user's poll of the cached task answers exactly as for an unknown task.
+    expectError(await request(gw.app).get(path).set("Authorization", stranger.auth), 404, 40001);
+  }
+});
+
+test("a finished task whose webhook is still moving is read afresh on every poll", async () => {
+  const user = await createUser(gw.deps.db);
+  const taskId = await submitted(user.auth);
+  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "failed", errorCode: 80003, errorMessage: "Upstream returned a terminal failure", chargedCredits: 0, refundedCredits: 4, finishedAt: new Date() } });
+  const path = `/api/v1/tasks/${taskId}?include=webhook`;
+  const pending = await request(gw.app).get(path).set("Authorization", user.auth);
+  expect(pending.body.webhook).toMatchObject({ status: "pending", attempts: 0 });
+
+  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "failed", attempts: 3, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date() } });
+  const failed = await request(gw.app).get(path).set("Authorization", user.auth);
+  expect(failed.body.webhook).toMatchObject({ status: "failed", attempts: 3, last_error: "http_500" });
+  // A console redelivery can move a failed delivery again: still not cached.
+  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "in_progress" } });
+  const again = await sqlOf(() => request(gw.app).get(path).set("Authorization", user.auth));
+  expect(again.length).toBeGreaterThan(0);
+  expect((await request(gw.app).get(path).set("Authorization", user.auth)).body.webhook).toMatchObject({ status: "in_progress" });
+  // Without include=webhook the answer of the terminal task cannot change, so it is cached.
+  await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth);
+  expect(await sqlOf(() => request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth))).toEqual([]);
+});
+
+test("an open task is never cached", async () => {
+  const user = await createUser(gw.deps.db);
+  const taskId = await submitted(user.auth);
+  expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).body.status).toBe("queued");
+  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "in_progress", startedAt: new Date() } });
+  expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).body.status).toBe("in_progress");
+});
