@@ -3,6 +3,7 @@ export { MAINTENANCE_JOBS, generationJobId, webhookJobId, type GenerationJobData
 export { GENERATION_JOB_OPTIONS, MAINTENANCE_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
 export { scheduleMaintenance } from "./schedule-maintenance.ts";
 export { checkRedis } from "./check-redis.ts";
+export { enqueueGenerationJobs } from "./enqueue-generation-jobs.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
 export { createQueue } from "./create-queue.ts";
