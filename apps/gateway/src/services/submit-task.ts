@@ -40,8 +40,9 @@ interface Pending {
 
 /**
  * The submit service. Each request is validated and priced, and an Idempotency-Key already
- * answered is replayed, on its own; then the requests that reach this point in the same event-loop
- * turn are written together: ONE statement (@gen/ledger reserveTasks) reserves credits and inserts
+ * answered is replayed, on its own; then the requests that reach this point together (the same
+ * event-loop turn, or while earlier batches are being written: gather-batches.ts) are written
+ * together: ONE statement (@gen/ledger reserveTasks) reserves credits and inserts
  * every task, its ledger row, its webhook state and its idempotency key, then ONE Redis call
  * enqueues their jobs (job id = task id). Each request still gets the answer it would get alone:
  * - a task the user's balance did not cover in arrival order is retried alone after the batch
