@@ -150,8 +150,16 @@ async function enqueueCreated(deps: GatewayDeps, batch: Pending[], outcomes: Out
         }
       }),
     );
+    // A repeated Idempotency-Key of the batch replayed a task that is now refunded and hidden: it
+    // gets the same 60002 (its key is freed, so a retry creates the task), never a vanished task.
+    const refunded = new Set(created.filter(({ i }) => isRefunded(outcomes[i]!)).map(({ task }) => task.id));
+    outcomes.forEach((outcome, i) => {
+      if (outcome.ok && outcome.value.replayed && refunded.has(outcome.value.task.id)) outcomes[i] = { ok: false, error: new ApiError(Err.WorkflowStartFailed) };
+    });
   }
 }
+
+const isRefunded = (outcome: Outcome) => !outcome.ok && outcome.error instanceof ApiError && outcome.error.code === Err.WorkflowStartFailed;
 
 /**
  * Runs a step of one request's persistence and turns a failure into the request's answer.
