@@ -1,6 +1,8 @@
 import request from "supertest";
 import { createDatabase } from "@gen/db";
 import { createRedis } from "@gen/queues";
+import { countCalls } from "./support/count-calls.ts";
+import { createSubmitter } from "../src/services/submit-task.ts";
 import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
 
 // The submit path's cost, counted on the wire: SQL statements seen by Prisma and Redis commands
@@ -45,6 +47,7 @@ test("one submission statement, one rate-limit call and one enqueue call (the ke
   expect(statements[0]).toMatch(/update "?users"?[\s\S]*insert into "?tasks"?[\s\S]*insert into "?ledger_entries"?[\s\S]*insert into "?webhook_deliveries"?/i);
 
   // One EVALSHA for the rate limit, one for BullMQ's addJob script.
+  // (The enqueue is an addBulk of one job: MULTI and EXEC carry no key, so only its script shows.)
   expect(commands.map((c) => c[0]!.toLowerCase())).toEqual(["evalsha", "evalsha"]);
   process.stdout.write(`submit path: ${statements.length} SQL statements (${sql.join(" ")}), Redis: ${commands.length} calls\n`);
 });
@@ -65,4 +68,28 @@ test("a poll: one task select and one rate-limit call; a finished task: the rate
   expect(await count()).toEqual(["SELECT"]);
   expect(await count()).toEqual([]);
   process.stdout.write("poll path: 1 SQL statement (open task), 0 (finished task), Redis: 1 limiter call\n");
+});
+
+test("a batch of k submissions: one insert statement for all of them and one addBulk", async () => {
+  const users = await Promise.all([createUser(gw.deps.db, 1000), createUser(gw.deps.db, 1000), createUser(gw.deps.db, 1000)]);
+  const submit = createSubmitter(gw.deps);
+  const add = countCalls(gw.deps.generationQueue, "add");
+  const addBulk = countCalls(gw.deps.generationQueue, "addBulk");
+  statements.length = 0;
+  // Started in one synchronous stretch, as requests whose reads finished in the same turn are.
+  const k = 5;
+  const results = await Promise.all(
+    Array.from({ length: k }, (_, i) =>
+      submit({ userId: users[i % users.length]!.userId, requestId: `req-rt-${i}`, endpoint: "images", body: { model: "sim-image-1", prompt: `batch ${i}` }, idempotencyKey: undefined }),
+    ),
+  );
+  expect(new Set(results.map((r) => r.task.id)).size).toBe(k);
+  expect(statements.map((s) => s.trim().split(/\s+/)[0]!.toUpperCase())).toEqual(["WITH"]);
+  expect(statements[0]).toMatch(/update "?users"?[\s\S]*insert into "?tasks"?[\s\S]*insert into "?ledger_entries"?[\s\S]*insert into "?webhook_deliveries"?/i);
+  add.restore();
+  addBulk.restore();
+  expect(add.calls).toHaveLength(0);
+  expect(addBulk.calls).toHaveLength(1);
+  expect((addBulk.calls[0]![0] as { opts: { jobId: string } }[]).map((job) => job.opts.jobId)).toEqual(results.map((r) => r.task.id));
+  process.stdout.write(`batch of ${k}: ${statements.length} SQL statement, ${addBulk.calls.length} addBulk\n`);
 });

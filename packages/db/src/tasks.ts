@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind } from "@gen/domain";
 import type { Row } from "./camel-row.ts";
 import type { Queryable } from "./queryable.ts";
@@ -68,9 +69,7 @@ export interface NewTask {
  * its idempotency key), and PostgreSQL applies all or none of them. Undefined when the balance does
  * not cover the reservation. A second submission holding the same Idempotency-Key fails on the
  * key's unique index and nothing of it is written.
- *
- * One task per statement today; everything it needs travels in `NewTask`, so a later group commit
- * can turn several into one multi-row statement without changing the callers' data.
+ * `insertTasks` is the same write for many tasks at once (the gateway's group commit).
  */
 export async function insertTask(db: Queryable, task: NewTask): Promise<Task | undefined> {
   const { reserve, idempotency } = task;
@@ -150,6 +149,82 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<Task | u
     .selectFrom("task")
     .selectAll()
     .executeTakeFirst();
+}
+
+// RETURNING list of `insertTasks`: TASK_SELECTION in plain SQL (quoted camel-case aliases).
+const TASK_RETURNING = sql.raw(
+  TASK_SELECTION.map((column) => {
+    const [name, alias] = column.split(" as ");
+    return alias ? `${name} AS "${alias}"` : name;
+  }).join(", "),
+);
+
+/**
+ * Creates many tasks in ONE statement (the gateway's group commit; bench/round-trip-cost.ts: 0.67 ms
+ * of PostgreSQL per single insert, 0.037 ms per task in a statement of 32). The result lines up
+ * with `tasks`: the created task, or undefined for a task the statement did not write.
+ *
+ * Per user, tasks are debited in the array's order against the balance as it is once the user's
+ * row is locked: the longest prefix that fits is written, the rest of that user's tasks are not
+ * (undefined). A caller wanting "one at a time" semantics for those (a later, cheaper task may still
+ * fit) writes them one by one with `insertTask` afterwards. User rows are locked in id order, so two
+ * such statements never deadlock on each other.
+ *
+ * The statement is all or nothing: a unique violation (an Idempotency-Key another request committed
+ * meanwhile, or the same user and key twice in `tasks`: the caller must not pass that) or a value
+ * PostgreSQL refuses fails every task in it.
+ */
+export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Task | undefined)[]> {
+  if (tasks.length === 0) return [];
+  const column = <T>(pick: (task: NewTask) => T): T[] => tasks.map(pick);
+  const { rows } = await sql<Task>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${column((t) => t.id)}::text[], ${column((t) => t.userId)}::text[], ${column((t) => t.endpoint)}::text[],
+        ${column((t) => t.model)}::text[], ${column((t) => JSON.stringify(t.input))}::text[], ${column((t) => t.webhookUrl)}::text[],
+        ${column((t) => t.requestId)}::text[], ${column((t) => t.billingMethod)}::text[], ${column((t) => t.reserve.kind)}::text[],
+        ${column((t) => t.reserve.amount)}::int[], ${column((t) => t.reserve.delta)}::int[],
+        ${column((t) => t.idempotency?.key ?? null)}::text[], ${column((t) => t.idempotency?.requestHash ?? null)}::text[]
+      ) WITH ORDINALITY AS i(id, user_id, endpoint, model, input, webhook_url, request_id, billing_method, kind, amount, delta, idempotency_key, request_hash, ord)
+    ),
+    -- FOR UPDATE returns each balance as last committed and holds it until this statement commits.
+    balance AS (
+      SELECT id, credits FROM users WHERE id IN (SELECT user_id FROM input) ORDER BY id FOR UPDATE
+    ),
+    accepted AS (
+      SELECT i.* FROM (SELECT input.*, sum(delta) OVER (PARTITION BY user_id ORDER BY ord) AS running FROM input) i
+      JOIN balance b ON b.id = i.user_id
+      WHERE b.credits + i.running >= 0
+    ),
+    debit AS (
+      UPDATE users u SET credits = u.credits + d.total
+      FROM (SELECT user_id, sum(delta) AS total FROM accepted GROUP BY user_id) d
+      WHERE u.id = d.user_id
+      RETURNING u.id
+    ),
+    task AS (
+      INSERT INTO tasks (id, user_id, endpoint, model, status, input, webhook_url, request_id, billing_method, reserved_credits)
+      SELECT id, user_id, endpoint, model, ${TaskStatus.Queued}, input::jsonb, webhook_url, request_id, billing_method, amount FROM accepted ORDER BY ord
+      RETURNING ${TASK_RETURNING}
+    ),
+    reserve AS (
+      INSERT INTO ledger_entries (user_id, task_id, kind, amount, delta)
+      SELECT user_id, id, kind, amount, delta FROM accepted ORDER BY ord
+      RETURNING id
+    ),
+    webhook AS (
+      INSERT INTO webhook_deliveries (task_id, url, status)
+      SELECT id, webhook_url, ${DeliveryStatus.Pending} FROM accepted WHERE webhook_url IS NOT NULL
+      RETURNING task_id
+    ),
+    idempotency AS (
+      INSERT INTO idempotency_keys (user_id, key, request_hash, task_id)
+      SELECT user_id, idempotency_key, request_hash, id FROM accepted WHERE idempotency_key IS NOT NULL
+      RETURNING task_id
+    )
+    SELECT * FROM task`.execute(db.$kysely);
+  const created = new Map(rows.map((row) => [row.id, row]));
+  return tasks.map((task) => created.get(task.id));
 }
 
 /**

@@ -1,4 +1,4 @@
-export { reserveTask, type TaskToReserve } from "./reserve-task.ts";
+export { reserveTask, reserveTasks, type TaskToReserve } from "./reserve-task.ts";
 export { settleTask, compensateSubmission } from "./settle-task.ts";
 export { grantCredits } from "./grant-credits.ts";
 export { checkLedger } from "./check-ledger.ts";

@@ -1,7 +1,9 @@
-import { insertTask, readCredits, type NewTask, type Queryable, type Task } from "@gen/db";
+import { insertTask, insertTasks, readCredits, type NewTask, type Queryable, type Task } from "@gen/db";
 import { reserveEntry } from "./ledger-entries.ts";
 
 export type TaskToReserve = Omit<NewTask, "reserve"> & { price: number };
+
+const withReservation = ({ price, ...rest }: TaskToReserve): NewTask => ({ ...rest, reserve: reserveEntry(price) });
 
 /**
  * Creates the task with its reservation: the balance is debited by `price` and the reserve entry
@@ -9,8 +11,19 @@ export type TaskToReserve = Omit<NewTask, "reserve"> & { price: number };
  * does not cover it; then the balance is read for the client's message.
  */
 export async function reserveTask(db: Queryable, task: TaskToReserve): Promise<{ task: Task } | { insufficient: { balance: number } }> {
-  const { price, ...rest } = task;
-  const created = await insertTask(db, { ...rest, reserve: reserveEntry(price) });
+  const created = await insertTask(db, withReservation(task));
   if (created) return { task: created };
   return { insufficient: { balance: (await readCredits(db, task.userId)) ?? 0 } };
+}
+
+/**
+ * `reserveTask` for many tasks in ONE statement (the gateway's group commit), lined up with
+ * `tasks`: the created task, or undefined where the user's balance, debited in the array's order,
+ * did not cover it. Such a task is not refused yet: one reserved alone afterwards (`reserveTask`)
+ * may still fit, as a cheaper request after a refused one does when requests come one by one.
+ * The statement is all or nothing (see @gen/db insertTasks): one user and Idempotency-Key at most
+ * once per call.
+ */
+export async function reserveTasks(db: Queryable, tasks: TaskToReserve[]): Promise<(Task | undefined)[]> {
+  return insertTasks(db, tasks.map(withReservation));
 }

@@ -7,7 +7,7 @@ import { authenticate } from "../middleware/authenticate.ts";
 import { jsonBody } from "../middleware/json-body.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
-import { submitTask } from "../services/submit-task.ts";
+import { createSubmitter } from "../services/submit-task.ts";
 
 const MAX_IDEMPOTENCY_KEY = 255;
 
@@ -16,10 +16,12 @@ export function submissionRoutes(deps: GatewayDeps): Router {
   const router = Router();
   const auth = authenticate(deps);
   const limit = rateLimit(deps, "submit", deps.config.submitRate);
+  // One per router: concurrent submissions share its batches (one statement, one enqueue).
+  const submitTask = createSubmitter(deps);
   for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [Endpoint, string][]) {
     router.post(path, auth, limit, jsonBody, async (req, res) => {
       const ctx = context(res);
-      const { task } = await submitTask(deps, {
+      const { task } = await submitTask({
         userId: ctx.userId!,
         requestId: ctx.requestId,
         endpoint,
