@@ -29,13 +29,14 @@ export default tseslint.config(
     // No bare public error code in product code (docs/development.md#vocabulary). Tests keep the
     // literal numbers: they assert the contract.
     files: ["apps/*/src/**/*.ts", "packages/*/src/**/*.ts"],
-    ignores: [
-      "packages/errors/**",
-    ],
+    ignores: ["packages/errors/**"],
     rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: `Literal[raw=/^(${ERROR_CODES.join("|")})$/]`, message: "A public error code by name: Err.X or Wf.X from @gen/errors (docs/development.md#vocabulary)." },
+        {
+          selector: `Literal[raw=/^(${ERROR_CODES.join("|")})$/]`,
+          message: "A public error code by name: Err.X or Wf.X from @gen/errors (docs/development.md#vocabulary).",
+        },
       ],
     },
   },

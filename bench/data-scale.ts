@@ -172,7 +172,14 @@ async function tableSizes(client: pg.Client, tasks: number): Promise<TableSize[]
       [table],
     );
     const row = rows[0]!;
-    sizes.push({ table, rows: Number(row.rows), totalBytes: Number(row.total), heapBytes: Number(row.heap), indexBytes: Number(row.indexes), bytesPerTask: Number(row.total) / tasks });
+    sizes.push({
+      table,
+      rows: Number(row.rows),
+      totalBytes: Number(row.total),
+      heapBytes: Number(row.heap),
+      indexBytes: Number(row.indexes),
+      bytesPerTask: Number(row.total) / tasks,
+    });
   }
   return sizes;
 }
@@ -226,7 +233,12 @@ function pollFigure(rounds: Array<{ times: number[]; cpu: CpuSample }>): Measure
   const times = rounds.flatMap((round) => round.times);
   const cpu: CpuSample = { ms: {}, wallMs: rounds.reduce((sum, round) => sum + round.cpu.wallMs, 0) };
   for (const round of rounds) for (const [name, ms] of Object.entries(round.cpu.ms)) cpu.ms[name] = (cpu.ms[name] ?? 0) + ms;
-  return { p50: percentile(times, 50), p99: percentile(times, 99), count: times.length, cpu: `${((times.length / cpu.wallMs) * 1000).toFixed(0)} polls/s at ${POLL_LANES} at a time; ${cpuPerUnit(cpu, times.length)}` };
+  return {
+    p50: percentile(times, 50),
+    p99: percentile(times, 99),
+    count: times.length,
+    cpu: `${((times.length / cpu.wallMs) * 1000).toFixed(0)} polls/s at ${POLL_LANES} at a time; ${cpuPerUnit(cpu, times.length)}`,
+  };
 }
 
 /** EXPLAIN ANALYZE of a captured statement with its values, in a transaction rolled back (the purge deletes). */
@@ -272,14 +284,29 @@ let loaded: Measured;
 try {
   const loadedDb = await prepare("loaded", TASKS);
   try {
-    const rounds = new Map<Prepared, Array<{ times: number[]; cpu: CpuSample }>>([[emptyDb, []], [loadedDb, []]]);
+    const rounds = new Map<Prepared, Array<{ times: number[]; cpu: CpuSample }>>([
+      [emptyDb, []],
+      [loadedDb, []],
+    ]);
     for (const db of rounds.keys()) await db.poller.round(200);
     for (let round = 0; round < POLL_ROUNDS; round++) {
       for (const [db, results] of rounds) results.push(await db.poller.round(Math.ceil(POLLS / POLL_ROUNDS)));
     }
     const [emptyPoll, loadedPoll] = [pollFigure(rounds.get(emptyDb)!), pollFigure(rounds.get(loadedDb)!)];
-    for (const [label, poll] of [["empty", emptyPoll], ["loaded", loadedPoll]] as const) log(`${label}: poll p50 ${poll.p50.toFixed(2)} ms, p99 ${poll.p99.toFixed(2)} ms; ${poll.cpu}`);
-    const measured = (db: Prepared, poll: Measured["poll"], run: Pick<Measured, "callers" | "statements">): Measured => ({ label: db.label, tasks: db.tasks, loadSeconds: db.loadSeconds, steps: db.steps, sizes: db.sizes, poll, ...run });
+    for (const [label, poll] of [
+      ["empty", emptyPoll],
+      ["loaded", loadedPoll],
+    ] as const)
+      log(`${label}: poll p50 ${poll.p50.toFixed(2)} ms, p99 ${poll.p99.toFixed(2)} ms; ${poll.cpu}`);
+    const measured = (db: Prepared, poll: Measured["poll"], run: Pick<Measured, "callers" | "statements">): Measured => ({
+      label: db.label,
+      tasks: db.tasks,
+      loadSeconds: db.loadSeconds,
+      steps: db.steps,
+      sizes: db.sizes,
+      poll,
+      ...run,
+    });
     empty = measured(emptyDb, emptyPoll, await emptyDb.statements());
     loaded = measured(loadedDb, loadedPoll, await loadedDb.statements());
   } finally {
@@ -291,20 +318,33 @@ try {
 
 const lines: string[] = [];
 lines.push(`\nData scale: ${TASKS.toLocaleString("en-US")} tasks (mix: ${JSON.stringify(DATA_MIX)}), loaded in ${loaded.loadSeconds.toFixed(0)} s`);
-lines.push(`load steps: ${loaded.steps.filter((s) => !s.what.startsWith("index ")).map((s) => `${s.what} ${(s.ms / 1000).toFixed(1)} s`).join(", ")}, indexes ${(loaded.steps.filter((s) => s.what.startsWith("index ")).reduce((sum, s) => sum + s.ms, 0) / 1000).toFixed(1)} s`);
+lines.push(
+  `load steps: ${loaded.steps
+    .filter((s) => !s.what.startsWith("index "))
+    .map((s) => `${s.what} ${(s.ms / 1000).toFixed(1)} s`)
+    .join(", ")}, indexes ${(loaded.steps.filter((s) => s.what.startsWith("index ")).reduce((sum, s) => sum + s.ms, 0) / 1000).toFixed(1)} s`,
+);
 lines.push(`\n| | empty (${EMPTY_TASKS.toLocaleString("en-US")} tasks) | ${TASKS.toLocaleString("en-US")} tasks | ratio |`, "|---|---|---|---|");
 lines.push(`| poll p50 | ${empty.poll.p50.toFixed(2)} ms | ${loaded.poll.p50.toFixed(2)} ms | ${(loaded.poll.p50 / empty.poll.p50).toFixed(2)} |`);
 lines.push(`| poll p99 | ${empty.poll.p99.toFixed(2)} ms | ${loaded.poll.p99.toFixed(2)} ms | ${(loaded.poll.p99 / empty.poll.p99).toFixed(2)} |`);
-for (const name of Object.keys(loaded.callers)) lines.push(`| ${name} (whole run, median) | ${empty.callers[name]!.toFixed(2)} ms | ${loaded.callers[name]!.toFixed(2)} ms | ${(loaded.callers[name]! / empty.callers[name]!).toFixed(2)} |`);
+for (const name of Object.keys(loaded.callers))
+  lines.push(
+    `| ${name} (whole run, median) | ${empty.callers[name]!.toFixed(2)} ms | ${loaded.callers[name]!.toFixed(2)} ms | ${(loaded.callers[name]! / empty.callers[name]!).toFixed(2)} |`,
+  );
 lines.push(`\npoll CPU, empty: ${empty.poll.cpu}\npoll CPU, loaded: ${loaded.poll.cpu}`);
 lines.push(`\n| table | rows | rows per task | total | heap | indexes | bytes per row | bytes per task |`, "|---|---|---|---|---|---|---|---|");
-for (const s of loaded.sizes) lines.push(`| ${s.table} | ${s.rows.toLocaleString("en-US")} | ${(s.rows / TASKS).toFixed(2)} | ${mb(s.totalBytes)} | ${mb(s.heapBytes)} | ${mb(s.indexBytes)} | ${(s.totalBytes / Math.max(1, s.rows)).toFixed(0)} | ${s.bytesPerTask.toFixed(0)} |`);
+for (const s of loaded.sizes)
+  lines.push(
+    `| ${s.table} | ${s.rows.toLocaleString("en-US")} | ${(s.rows / TASKS).toFixed(2)} | ${mb(s.totalBytes)} | ${mb(s.heapBytes)} | ${mb(s.indexBytes)} | ${(s.totalBytes / Math.max(1, s.rows)).toFixed(0)} | ${s.bytesPerTask.toFixed(0)} |`,
+  );
 const totalPerTask = loaded.sizes.reduce((sum, s) => sum + s.bytesPerTask, 0);
 lines.push(`| all | | | ${mb(loaded.sizes.reduce((sum, s) => sum + s.totalBytes, 0))} | | | | ${totalPerTask.toFixed(0)} |`);
 lines.push(`\nStatements at ${TASKS.toLocaleString("en-US")} tasks (execution time from EXPLAIN ANALYZE; empty database in brackets):`);
 for (const [i, s] of loaded.statements.entries()) {
   const before = empty.statements.find((e) => e.sql === s.sql);
-  lines.push(`\n--- ${s.caller}: ${s.ms.toFixed(3)} ms [${before ? before.ms.toFixed(3) : "?"} ms]${s.problems.length ? `  PROBLEM: ${s.problems.join("; ")}` : ""}`);
+  lines.push(
+    `\n--- ${s.caller}: ${s.ms.toFixed(3)} ms [${before ? before.ms.toFixed(3) : "?"} ms]${s.problems.length ? `  PROBLEM: ${s.problems.join("; ")}` : ""}`,
+  );
   lines.push(s.sql.replace(/\s+/g, " ").trim());
   lines.push(s.plan);
   if (i > 40) break;
@@ -312,10 +352,15 @@ for (const [i, s] of loaded.statements.entries()) {
 process.stdout.write(`${lines.join("\n")}\n`);
 const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });
-writeFileSync(path.join(dir, `data-scale-${quick ? "quick" : "latest"}.json`), `${JSON.stringify({ date: new Date().toISOString(), tasks: TASKS, mix: DATA_MIX, empty, loaded }, null, 2)}\n`);
+writeFileSync(
+  path.join(dir, `data-scale-${quick ? "quick" : "latest"}.json`),
+  `${JSON.stringify({ date: new Date().toISOString(), tasks: TASKS, mix: DATA_MIX, empty, loaded }, null, 2)}\n`,
+);
 const problems = loaded.statements.filter((s) => s.problems.length > 0);
 if (problems.length > 0) {
-  process.stderr.write(`\nFAIL: ${problems.length} statement(s) read a big table wholesale:\n${problems.map((s) => `- ${s.caller}: ${s.problems.join("; ")}`).join("\n")}\n`);
+  process.stderr.write(
+    `\nFAIL: ${problems.length} statement(s) read a big table wholesale:\n${problems.map((s) => `- ${s.caller}: ${s.problems.join("; ")}`).join("\n")}\n`,
+  );
   process.exit(1);
 }
 process.exit(0);

@@ -18,7 +18,12 @@ export async function endToEnd(ctx: BenchContext): Promise<Figure[]> {
     Array.from({ length: count }, async (_, i) => {
       await sleep(begin + (i * 1000) / rate - Date.now());
       const at = Date.now();
-      const res = await stack.call(user.auth, "POST", "/api/v1/images/generations", { model: "sim-image-1", prompt: `bench ${i}`, size: "256x256", webhook_url: receiver.url });
+      const res = await stack.call(user.auth, "POST", "/api/v1/images/generations", {
+        model: "sim-image-1",
+        prompt: `bench ${i}`,
+        size: "256x256",
+        webhook_url: receiver.url,
+      });
       if (res.status !== 202) throw new Error(`submission answered ${res.status} ${JSON.stringify(res.body)}`);
       sent.set(res.body.id as string, at);
     }),
@@ -32,7 +37,13 @@ export async function endToEnd(ctx: BenchContext): Promise<Figure[]> {
   const lags = [...sent].map(([id, at]) => receiver.posts.get(id)![0]!.at - at);
   const note = `${count} image tasks (sim-image-1, 256x256 PNG stored) at ${rate}/s`;
   return [
-    { name: "submission to webhook received, median", value: median(lags), unit: "ms", cpu: cpuColumns(cpu.perUnit()), note: `${note}; CPU per task: submission, generation, settlement, delivery` },
+    {
+      name: "submission to webhook received, median",
+      value: median(lags),
+      unit: "ms",
+      cpu: cpuColumns(cpu.perUnit()),
+      note: `${note}; CPU per task: submission, generation, settlement, delivery`,
+    },
     { name: "submission to webhook received, p99", value: percentile(lags, 99), unit: "ms", note: `max ${Math.max(...lags)} ms` },
   ];
 }

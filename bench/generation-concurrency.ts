@@ -62,7 +62,17 @@ export async function generationConcurrency(options: { quick: boolean }): Promis
     const ids = Array.from({ length: count }, () => newTaskId());
     for (let i = 0; i < ids.length; i += 1000) {
       await db.task.createMany({
-        data: ids.slice(i, i + 1000).map((id, j) => ({ id, userId, endpoint: "detect", model: "sim-detect-1", status: "queued", input: { text: `bench ${i + j} [[sim:delay_ms=${upstreamMs}]]` }, requestId: "req_000000000000000000000000", billingMethod: "flat", reservedCredits: 1 })),
+        data: ids.slice(i, i + 1000).map((id, j) => ({
+          id,
+          userId,
+          endpoint: "detect",
+          model: "sim-detect-1",
+          status: "queued",
+          input: { text: `bench ${i + j} [[sim:delay_ms=${upstreamMs}]]` },
+          requestId: "req_000000000000000000000000",
+          billingMethod: "flat",
+          reservedCredits: 1,
+        })),
       });
     }
 
@@ -70,7 +80,9 @@ export async function generationConcurrency(options: { quick: boolean }): Promis
     const cpuBefore = cpuMs(pid);
     const enqueuedAt = Date.now();
     for (let i = 0; i < ids.length; i += 500) {
-      await queue.addBulk(ids.slice(i, i + 500).map((taskId) => ({ name: "generate", data: { taskId }, opts: { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(taskId) } })));
+      await queue.addBulk(
+        ids.slice(i, i + 500).map((taskId) => ({ name: "generate", data: { taskId }, opts: { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(taskId) } })),
+      );
     }
     // Sampled twice a second: tasks submitted upstream and not finished.
     let tracked = 0;
@@ -100,15 +112,34 @@ export async function generationConcurrency(options: { quick: boolean }): Promis
     const startSpreadS = (Math.max(...rows.map((r) => r.startedAt!.getTime())) - enqueuedAt) / 1000;
     const note = `${count} tasks of ${upstreamMs / 1000} s upstream time on one worker process, WORKER_CONCURRENCY ${DEFAULT_WORKER_CONCURRENCY} (default); all submitted within ${startSpreadS.toFixed(1)} s of the enqueue; ${failed} not completed`;
     return [
-      { name: "generations running at once (one worker)", value: tracked, unit: "tasks", baseline: DEFAULT_WORKER_CONCURRENCY, ratio: tracked / DEFAULT_WORKER_CONCURRENCY, target: `= ${count}`, pass: tracked === count && failed === 0, note: `${note}; baseline: the slots a sleeping poll loop held` },
-      { name: "completion after upstream done, median", value: median(lags), unit: "ms", note: `p99 ${percentile(lags, 99).toFixed(0)} ms, max ${Math.max(...lags)} ms; finish times spread over ${spreadS.toFixed(1)} s` },
-      { name: "worker CPU per generation", value: cpu / count, unit: "ms", note: `${(cpu / 1000).toFixed(1)} s utime+stime of the worker process from enqueue to the last completion (${((Date.now() - enqueuedAt) / 1000).toFixed(0)} s)` },
+      {
+        name: "generations running at once (one worker)",
+        value: tracked,
+        unit: "tasks",
+        baseline: DEFAULT_WORKER_CONCURRENCY,
+        ratio: tracked / DEFAULT_WORKER_CONCURRENCY,
+        target: `= ${count}`,
+        pass: tracked === count && failed === 0,
+        note: `${note}; baseline: the slots a sleeping poll loop held`,
+      },
+      {
+        name: "completion after upstream done, median",
+        value: median(lags),
+        unit: "ms",
+        note: `p99 ${percentile(lags, 99).toFixed(0)} ms, max ${Math.max(...lags)} ms; finish times spread over ${spreadS.toFixed(1)} s`,
+      },
+      {
+        name: "worker CPU per generation",
+        value: cpu / count,
+        unit: "ms",
+        note: `${(cpu / 1000).toFixed(1)} s utime+stime of the worker process from enqueue to the last completion (${((Date.now() - enqueuedAt) / 1000).toFixed(0)} s)`,
+      },
       { name: `worker RSS with ${count} generations running`, value: rss / 1024 / 1024, unit: "MB" },
     ];
   } finally {
     await worker.kill("SIGTERM");
     // Every key of the run's prefix: the generation queue and the worker's maintenance queue.
-    for (let cursor = "0"; ; ) {
+    for (let cursor = "0"; ;) {
       const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
       if (keys.length > 0) await redis.del(...keys);
       if ((cursor = next) === "0") break;

@@ -38,7 +38,12 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   const servers = await Promise.all(
     [{ name: "bare" }, { name: "floor", mode: "floor" }, { name: "prisma", mode: "prisma" }].map(async ({ name, mode }) => {
       const port = await closedPort();
-      const child = await startChild(mode ? "bench/support/same-work-server.ts" : "bench/support/bare-server.ts", { ...stack.env, PORT: String(port), MODE: mode ?? "", PROCESSES: mode ? "1" : processes });
+      const child = await startChild(mode ? "bench/support/same-work-server.ts" : "bench/support/bare-server.ts", {
+        ...stack.env,
+        PORT: String(port),
+        MODE: mode ?? "",
+        PROCESSES: mode ? "1" : processes,
+      });
       await child.message;
       return { name, port, child };
     }),
@@ -51,14 +56,16 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   const seconds = ctx.quick ? 3 : 5;
   const body = JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", size: "512x512" });
   const headers = (s: Subject, json: boolean) => ({ ...(json ? { "content-type": "application/json" } : {}), ...(s.auth ? { authorization: user.auth } : {}) });
-  const submit = (s: Subject, secs: number) => load({ url: `${s.url}/api/v1/images/generations`, method: "POST", headers: headers(s, true), body, connections: CONNECTIONS, seconds: secs });
+  const submit = (s: Subject, secs: number) =>
+    load({ url: `${s.url}/api/v1/images/generations`, method: "POST", headers: headers(s, true), body, connections: CONNECTIONS, seconds: secs });
 
   // Warm-up: JIT, connection pools, prepared statements, Prisma's query compiler.
   for (const s of subjects) await submit(s, s.name === "bare" ? 1 : 2);
   const submissions = await measure(ctx, subjects, rounds, (s) => submit(s, seconds), "submit");
 
   const task = await stack.call(user.auth, "POST", "/api/v1/images/generations", JSON.parse(body));
-  const poll = (s: Subject, secs: number) => load({ url: `${s.url}/api/v1/tasks/${task.body.id}`, method: "GET", headers: headers(s, false), connections: CONNECTIONS, seconds: secs });
+  const poll = (s: Subject, secs: number) =>
+    load({ url: `${s.url}/api/v1/tasks/${task.body.id}`, method: "GET", headers: headers(s, false), connections: CONNECTIONS, seconds: secs });
   for (const s of subjects) await poll(s, 1);
   const polls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");
   // The same task once finished (no webhook): its answer can never change, so the gateway serves it
@@ -101,11 +108,21 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
       };
     });
   };
-  return [...describe("submissions (images endpoint)", submissions, 0.5), ...describe("polls (GET /api/v1/tasks/{id})", polls, 0.7), ...describe("polls of a finished task", finishedPolls, 0.7)];
+  return [
+    ...describe("submissions (images endpoint)", submissions, 0.5),
+    ...describe("polls (GET /api/v1/tasks/{id})", polls, 0.7),
+    ...describe("polls of a finished task", finishedPolls, 0.7),
+  ];
 }
 
 /** Rounds of every subject in turn (the order rotating), each load wrapped in a /proc CPU sample. */
-async function measure(ctx: BenchContext, subjects: Subject[], rounds: number, run: (s: Subject) => Promise<LoadResult>, what: string): Promise<Map<string, Tally>> {
+async function measure(
+  ctx: BenchContext,
+  subjects: Subject[],
+  rounds: number,
+  run: (s: Subject) => Promise<LoadResult>,
+  what: string,
+): Promise<Map<string, Tally>> {
   const tallies = new Map(subjects.map((s) => [s.name, { rates: [] as number[], cpu: new CpuTally() }]));
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < subjects.length; i++) {

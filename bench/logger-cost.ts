@@ -8,7 +8,14 @@ import { createLogger } from "@gen/logger";
 
 const LINES = Number(process.env.LINES ?? 200_000);
 const PER_TURN = 64;
-const fields = { request_id: "req_0123456789abcdef01234567", user_id: "usr_0123456789abcdef01234567", method: "POST", path: "/api/v1/images/generations", status: 202, duration_ms: 3.217 };
+const fields = {
+  request_id: "req_0123456789abcdef01234567",
+  user_id: "usr_0123456789abcdef01234567",
+  method: "POST",
+  path: "/api/v1/images/generations",
+  status: 202,
+  duration_ms: 3.217,
+};
 
 const consoleLogger = () =>
   winston.createLogger({
@@ -31,7 +38,9 @@ async function measure(name: string, logger: winston.Logger): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 100)); // the last batch's timer
   const used = process.cpuUsage(before);
   const cpuUs = used.user + used.system;
-  process.stderr.write(`${name}: ${(cpuUs / LINES).toFixed(2)} µs CPU per line (system ${(used.system / LINES).toFixed(2)}), ${((LINES / (performance.now() - started - 100)) * 1000).toFixed(0)} lines/s\n`);
+  process.stderr.write(
+    `${name}: ${(cpuUs / LINES).toFixed(2)} µs CPU per line (system ${(used.system / LINES).toFixed(2)}), ${((LINES / (performance.now() - started - 100)) * 1000).toFixed(0)} lines/s\n`,
+  );
 }
 
 await measure("winston Console (before)", consoleLogger());

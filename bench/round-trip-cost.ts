@@ -72,7 +72,14 @@ const operations: { name: string; perCall: number; lanes: number; run: () => Pro
     name: `enqueue, ${BATCH} jobs in one addBulk`,
     perCall: BATCH,
     lanes: 2,
-    run: () => queue.addBulk(Array.from({ length: BATCH }, () => newTaskId()).map((taskId) => ({ name: "generate", data: { taskId }, opts: { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(taskId) } }))),
+    run: () =>
+      queue.addBulk(
+        Array.from({ length: BATCH }, () => newTaskId()).map((taskId) => ({
+          name: "generate",
+          data: { taskId },
+          opts: { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(taskId) },
+        })),
+      ),
   },
   { name: "poll select (task by id and user)", perCall: 1, lanes: LANES, run: () => readTask(pool, polled, userId) },
 ];
@@ -97,7 +104,13 @@ try {
     const sample = stop();
     const client = process.cpuUsage(before);
     const units = calls * op.perCall;
-    rows.push({ operation: op.name, client_ms: (client.user + client.system) / 1000 / units, postgres_ms: sample.ms.postgres! / units, redis_ms: sample.ms.redis! / units, per_second: (units / sample.wallMs) * 1000 });
+    rows.push({
+      operation: op.name,
+      client_ms: (client.user + client.system) / 1000 / units,
+      postgres_ms: sample.ms.postgres! / units,
+      redis_ms: sample.ms.redis! / units,
+      per_second: (units / sample.wallMs) * 1000,
+    });
   }
 } finally {
   await queue.obliterate({ force: true }).catch(() => undefined);
@@ -109,8 +122,13 @@ try {
 
 const width = Math.max(...rows.map((r) => r.operation.length));
 process.stdout.write(`\n${"operation".padEnd(width)}  client ms  PostgreSQL ms  Redis ms  per second\n`);
-for (const r of rows) process.stdout.write(`${r.operation.padEnd(width)}  ${r.client_ms.toFixed(3).padStart(9)}  ${r.postgres_ms.toFixed(3).padStart(13)}  ${r.redis_ms.toFixed(3).padStart(8)}  ${r.per_second.toFixed(0).padStart(10)}\n`);
-process.stdout.write(`\nCPU ms per operation (per task or job for the batched rows), ${LANES} in flight (2 batches), ${COUNT} each; Redis is shared with other work (an upper bound).\n`);
+for (const r of rows)
+  process.stdout.write(
+    `${r.operation.padEnd(width)}  ${r.client_ms.toFixed(3).padStart(9)}  ${r.postgres_ms.toFixed(3).padStart(13)}  ${r.redis_ms.toFixed(3).padStart(8)}  ${r.per_second.toFixed(0).padStart(10)}\n`,
+  );
+process.stdout.write(
+  `\nCPU ms per operation (per task or job for the batched rows), ${LANES} in flight (2 batches), ${COUNT} each; Redis is shared with other work (an upper bound).\n`,
+);
 const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });
 writeFileSync(path.join(dir, "round-trip-cost.json"), `${JSON.stringify({ date: new Date().toISOString(), lanes: LANES, count: COUNT, rows }, null, 2)}\n`);

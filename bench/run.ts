@@ -23,7 +23,14 @@ const ctx = await createBenchContext(quick);
 const figures: Figure[] = [];
 const loadBefore = os.loadavg();
 try {
-  for (const [key, name, run] of [["http", "HTTP throughput", httpThroughput], ["delivery", "webhook delivery", deliveryThroughput], ["e2e", "end to end", endToEnd], ["retry", "retry burst", retryBurst], ["memory", "scheduled retries memory", scheduledRetriesMemory], ["generations", "generation concurrency", () => generationConcurrency({ quick })]] as const) {
+  for (const [key, name, run] of [
+    ["http", "HTTP throughput", httpThroughput],
+    ["delivery", "webhook delivery", deliveryThroughput],
+    ["e2e", "end to end", endToEnd],
+    ["retry", "retry burst", retryBurst],
+    ["memory", "scheduled retries memory", scheduledRetriesMemory],
+    ["generations", "generation concurrency", () => generationConcurrency({ quick })],
+  ] as const) {
     if (only.length > 0 && !only.includes(key)) continue;
     log(`${name}...`);
     const got = await run(ctx);
@@ -39,7 +46,12 @@ const result = {
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg_before: loadBefore, loadavg_after: os.loadavg() },
   figures,
 };
-process.stdout.write(`\n${table(figures)}\n\nload average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; ${os.cpus().length} CPUs\n`);
+process.stdout.write(
+  `\n${table(figures)}\n\nload average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}; ${os.cpus().length} CPUs\n`,
+);
 for (const f of figures) if (f.note) process.stdout.write(`- ${f.name}: ${f.note}\n`);
 const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });

@@ -15,7 +15,11 @@ export async function scaleDeliveries(ctx: ScaleContext, processCounts: number[]
   const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, stack.env.QUEUE_PREFIX!);
   const enqueue = async (ids: string[]) => {
     for (let i = 0; i < ids.length; i += 5_000) {
-      await queue.addBulk(ids.slice(i, i + 5_000).map((taskId) => ({ name: "deliver", data: { taskId, attempt: 1 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 1) } })));
+      await queue.addBulk(
+        ids
+          .slice(i, i + 5_000)
+          .map((taskId) => ({ name: "deliver", data: { taskId, attempt: 1 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 1) } })),
+      );
     }
   };
   // Done when every delivery's attempt 1 has finished, whatever its outcome: an attempt that
@@ -35,7 +39,9 @@ export async function scaleDeliveries(ctx: ScaleContext, processCounts: number[]
   const figures: Figure[] = [];
   let single: number | undefined;
   for (const n of processCounts) {
-    const workers = await Promise.all(Array.from({ length: n }, (_, k) => startApp("worker", { ...stack.env, LOG_LEVEL: "info" }, `scale-worker-${n}-${k + 1}`)));
+    const workers = await Promise.all(
+      Array.from({ length: n }, (_, k) => startApp("worker", { ...stack.env, LOG_LEVEL: "info" }, `scale-worker-${n}-${k + 1}`)),
+    );
     // Warm-up: TLS sessions to the receiver and the JIT, in every process.
     const warm = await createRunningTasks(db, user.userId, receiver.url, 50 * n);
     await completeTasks(db, warm);

@@ -24,5 +24,12 @@ export async function queueMemory(ctx: ScaleContext): Promise<Figure[]> {
   await queue.obliterate({ force: true });
   await queue.close();
   const perJob = (after - before) / count;
-  return [{ name: "Redis memory per queued generation job", value: perJob, unit: "B", note: `${waiting} waiting jobs, used_memory +${((after - before) / 1e6).toFixed(1)} MB (shared Redis: other clients' keys move it too)` }];
+  return [
+    {
+      name: "Redis memory per queued generation job",
+      value: perJob,
+      unit: "B",
+      note: `${waiting} waiting jobs, used_memory +${((after - before) / 1e6).toFixed(1)} MB (shared Redis: other clients' keys move it too)`,
+    },
+  ];
 }

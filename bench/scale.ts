@@ -40,7 +40,12 @@ const result = {
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadavg_before: loadBefore, loadavg_after: os.loadavg() },
   figures,
 };
-process.stdout.write(`\n${table(figures)}\n\nratio: against the first row of its group in the same run; load average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}; ${os.cpus().length} CPUs\n`);
+process.stdout.write(
+  `\n${table(figures)}\n\nratio: against the first row of its group in the same run; load average before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}; ${os.cpus().length} CPUs\n`,
+);
 for (const f of figures) if (f.note) process.stdout.write(`- ${f.name}: ${f.note}\n`);
 const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });

@@ -22,7 +22,13 @@ export async function scheduledRetriesMemory(ctx: BenchContext): Promise<Figure[
   const ids = await createRunningTasks(ctx.db, ctx.user.userId, ctx.receiver.url, count);
   const before = await usedMemory(redis);
   for (let i = 0; i < ids.length; i += 5_000) {
-    await queue.addBulk(ids.slice(i, i + 5_000).map((taskId) => ({ name: "deliver", data: { taskId, attempt: 2 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 2), delay: 3_600_000 } })));
+    await queue.addBulk(
+      ids.slice(i, i + 5_000).map((taskId) => ({
+        name: "deliver",
+        data: { taskId, attempt: 2 },
+        opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 2), delay: 3_600_000 },
+      })),
+    );
   }
   const after = await usedMemory(redis);
   const delayed = await queue.getDelayedCount();
@@ -34,7 +40,21 @@ export async function scheduledRetriesMemory(ctx: BenchContext): Promise<Figure[
   redis.disconnect();
   const perJob = (after - before) / count;
   return [
-    { name: `worker RSS with ${count} scheduled retries`, value: rss / 1024 / 1024, unit: "MB", target: "< 200 MB", pass: rss < 200 * 1024 * 1024, note: `RSS of a worker process (main.ts) 8 s after start` },
-    { name: "Redis memory per scheduled retry", value: perJob, unit: "B", target: "< 2048 B", pass: perJob < 2048, note: `${delayed} delayed jobs, used_memory +${((after - before) / 1e6).toFixed(1)} MB` },
+    {
+      name: `worker RSS with ${count} scheduled retries`,
+      value: rss / 1024 / 1024,
+      unit: "MB",
+      target: "< 200 MB",
+      pass: rss < 200 * 1024 * 1024,
+      note: `RSS of a worker process (main.ts) 8 s after start`,
+    },
+    {
+      name: "Redis memory per scheduled retry",
+      value: perJob,
+      unit: "B",
+      target: "< 2048 B",
+      pass: perJob < 2048,
+      note: `${delayed} delayed jobs, used_memory +${((after - before) / 1e6).toFixed(1)} MB`,
+    },
   ];
 }

@@ -37,7 +37,12 @@ function cpuMs(run: () => void): number {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-const ordinary = { name: "ordinary images body", endpoint: "images" as const, body: JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", n: 2, size: "512x512" }), expect: "202" };
+const ordinary = {
+  name: "ordinary images body",
+  endpoint: "images" as const,
+  body: JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", n: 2, size: "512x512" }),
+  expect: "202",
+};
 const rows: string[] = [];
 let worst = 0;
 for (const shape of [ordinary, ...HOSTILE_BODIES]) {
@@ -52,7 +57,11 @@ for (const shape of [ordinary, ...HOSTILE_BODIES]) {
     scan.push(cpuMs(() => jsonShapeProblem(text)));
     total.push(cpuMs(() => (answer = handle(shape.endpoint, raw))));
   }
-  const line = `${shape.name.padEnd(48)} ${(raw.length / 1024).toFixed(0).padStart(5)} KiB  ${answer.padEnd(9)}${answer === shape.expect ? "" : ` (expected ${shape.expect})`}  JSON.parse alone ${median(parse).toFixed(2).padStart(7)} ms, scan ${median(scan).toFixed(2).padStart(5)} ms;  gateway median ${median(total).toFixed(2).padStart(7)} ms, worst ${Math.max(...total).toFixed(2).padStart(7)} ms`;
+  const line = `${shape.name.padEnd(48)} ${(raw.length / 1024).toFixed(0).padStart(5)} KiB  ${answer.padEnd(9)}${answer === shape.expect ? "" : ` (expected ${shape.expect})`}  JSON.parse alone ${median(parse).toFixed(2).padStart(7)} ms, scan ${median(scan).toFixed(2).padStart(5)} ms;  gateway median ${median(total).toFixed(2).padStart(7)} ms, worst ${Math.max(
+    ...total,
+  )
+    .toFixed(2)
+    .padStart(7)} ms`;
   rows.push(line);
   if (shape !== ordinary) worst = Math.max(worst, median(total));
   process.stdout.write(`${line}\n`);

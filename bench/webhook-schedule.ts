@@ -43,7 +43,13 @@ function percentile(sorted: number[], p: number): number {
 
 function summary(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b);
-  return { count: sorted.length, min: sorted[0] ?? Number.NaN, median: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN };
+  return {
+    count: sorted.length,
+    min: sorted[0] ?? Number.NaN,
+    median: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+  };
 }
 
 async function createBenchDatabase(baseUrl: string) {
@@ -106,7 +112,18 @@ async function createCompletedTask(db: Database, userId: string, url: string): P
 async function createRunningTasks(db: Database, userId: string, url: string, count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => newTaskId());
   await db.task.createMany({
-    data: ids.map((id) => ({ id, userId, endpoint: "images", model: "sim-image-1", status: "in_progress", input: { prompt: "bench" }, webhookUrl: url, requestId: "req_000000000000000000000000", billingMethod: "flat", reservedCredits: 1 })),
+    data: ids.map((id) => ({
+      id,
+      userId,
+      endpoint: "images",
+      model: "sim-image-1",
+      status: "in_progress",
+      input: { prompt: "bench" },
+      webhookUrl: url,
+      requestId: "req_000000000000000000000000",
+      billingMethod: "flat",
+      reservedCredits: 1,
+    })),
   });
   await db.webhookDelivery.createMany({ data: ids.map((taskId) => ({ taskId, url, status: "pending" })) });
   return ids;
@@ -152,7 +169,9 @@ async function main(): Promise<void> {
 
   try {
     // Schedule: tasks whose receiver always answers 500, so all three attempts happen.
-    log(`schedule: ${SCHEDULE_TASKS} tasks against a receiver answering 500 (retry ${config.webhookRetryDelayMs} ms, final ${config.webhookFinalAttemptMs} ms)`);
+    log(
+      `schedule: ${SCHEDULE_TASKS} tasks against a receiver answering 500 (retry ${config.webhookRetryDelayMs} ms, final ${config.webhookFinalAttemptMs} ms)`,
+    );
     const scheduleUrl = `https://${HOST}:${failing.port}/hook`;
     const scheduleIds: string[] = [];
     const benchStart = Date.now();
@@ -199,7 +218,12 @@ async function main(): Promise<void> {
     const fromCommit = loadIds.filter((id) => ok.arrivals.has(id)).map((id) => ok.arrivals.get(id)![0]! - committedAt.get(id)!);
     const duplicates = loadIds.filter((id) => (ok.arrivals.get(id)?.length ?? 0) > 1).length;
     // Where the time goes: queue pickup and state read up to the claim, then render and send.
-    const claims = new Map((await loadDb.webhookAttempt.findMany({ where: { taskId: { in: loadIds }, attemptNo: 1 }, select: { taskId: true, startedAt: true } })).map((row) => [row.taskId, row.startedAt.getTime()]));
+    const claims = new Map(
+      (await loadDb.webhookAttempt.findMany({ where: { taskId: { in: loadIds }, attemptNo: 1 }, select: { taskId: true, startedAt: true } })).map((row) => [
+        row.taskId,
+        row.startedAt.getTime(),
+      ]),
+    );
     const toClaim = loadIds.filter((id) => claims.has(id)).map((id) => claims.get(id)! - handedOffAt.get(id)!);
     const claimToReceiver = loadIds.filter((id) => claims.has(id) && ok.arrivals.has(id)).map((id) => ok.arrivals.get(id)![0]! - claims.get(id)!);
     log(`dispatch: ${ok.arrivals.size}/${total} delivered`);
@@ -208,7 +232,8 @@ async function main(): Promise<void> {
     const lastDue = benchStart + SCHEDULE_TASKS * 120 + config.webhookFinalAttemptMs + 15_000;
     for (let tick = 1; scheduleIds.some((id) => (failing.arrivals.get(id)?.length ?? 0) < 3) && Date.now() < lastDue; tick++) {
       await sleep(1_000);
-      if (tick % 30 === 0) log(`schedule: ${scheduleIds.filter((id) => (failing.arrivals.get(id)?.length ?? 0) >= 3).length}/${SCHEDULE_TASKS} tasks have had attempt 3`);
+      if (tick % 30 === 0)
+        log(`schedule: ${scheduleIds.filter((id) => (failing.arrivals.get(id)?.length ?? 0) >= 3).length}/${SCHEDULE_TASKS} tasks have had attempt 3`);
     }
     await sleep(2_000);
 
@@ -260,15 +285,36 @@ async function main(): Promise<void> {
     };
 
     const rows: Array<[string, string]> = [
-      [`attempt 2 - (attempt 1 failure + ${config.webhookRetryDelayMs / 1000} s)`, `median ${results.schedule.attempt2_error_ms.median} ms, min ${results.schedule.attempt2_error_ms.min}, max ${results.schedule.attempt2_error_ms.max}; within 1 s: ${results.schedule.attempt2_error_ms.within_1s}/${SCHEDULE_TASKS}`],
-      [`attempt 3 - (task finished + ${config.webhookFinalAttemptMs / 1000} s)`, `median ${results.schedule.attempt3_error_ms.median} ms, min ${results.schedule.attempt3_error_ms.min}, max ${results.schedule.attempt3_error_ms.max}; within 1 s: ${results.schedule.attempt3_error_ms.within_1s}/${SCHEDULE_TASKS}`],
+      [
+        `attempt 2 - (attempt 1 failure + ${config.webhookRetryDelayMs / 1000} s)`,
+        `median ${results.schedule.attempt2_error_ms.median} ms, min ${results.schedule.attempt2_error_ms.min}, max ${results.schedule.attempt2_error_ms.max}; within 1 s: ${results.schedule.attempt2_error_ms.within_1s}/${SCHEDULE_TASKS}`,
+      ],
+      [
+        `attempt 3 - (task finished + ${config.webhookFinalAttemptMs / 1000} s)`,
+        `median ${results.schedule.attempt3_error_ms.median} ms, min ${results.schedule.attempt3_error_ms.min}, max ${results.schedule.attempt3_error_ms.max}; within 1 s: ${results.schedule.attempt3_error_ms.within_1s}/${SCHEDULE_TASKS}`,
+      ],
       ["deliveries failed after attempt 3", `${failedDeliveries}/${SCHEDULE_TASKS}`],
-      ["load", `${results.dispatch.achieved_rate_per_s} tasks/s for ${loadSeconds.toFixed(1)} s (${total} tasks), ${results.dispatch.delivered} delivered, ${duplicates} duplicate POSTs, ${results.dispatch.receiver_connections} TLS connections`],
+      [
+        "load",
+        `${results.dispatch.achieved_rate_per_s} tasks/s for ${loadSeconds.toFixed(1)} s (${total} tasks), ${results.dispatch.delivered} delivered, ${duplicates} duplicate POSTs, ${results.dispatch.receiver_connections} TLS connections`,
+      ],
       ["process CPU per task (worker + receiver + load)", `${results.dispatch.process_cpu_ms_per_task} ms`],
-      ["dispatch latency, hand-off -> receiver", `median ${results.dispatch.from_hand_off_ms.median} ms, p99 ${results.dispatch.from_hand_off_ms.p99} ms, max ${results.dispatch.from_hand_off_ms.max} ms`],
-      ["  of which hand-off -> claim (queue, state read)", `median ${results.dispatch.hand_off_to_claim_ms.median} ms, p99 ${results.dispatch.hand_off_to_claim_ms.p99} ms`],
-      ["  of which claim -> receiver (render, send)", `median ${results.dispatch.claim_to_receiver_ms.median} ms, p99 ${results.dispatch.claim_to_receiver_ms.p99} ms`],
-      ["dispatch latency, terminal commit -> receiver", `median ${results.dispatch.from_terminal_commit_ms.median} ms, p99 ${results.dispatch.from_terminal_commit_ms.p99} ms, max ${results.dispatch.from_terminal_commit_ms.max} ms`],
+      [
+        "dispatch latency, hand-off -> receiver",
+        `median ${results.dispatch.from_hand_off_ms.median} ms, p99 ${results.dispatch.from_hand_off_ms.p99} ms, max ${results.dispatch.from_hand_off_ms.max} ms`,
+      ],
+      [
+        "  of which hand-off -> claim (queue, state read)",
+        `median ${results.dispatch.hand_off_to_claim_ms.median} ms, p99 ${results.dispatch.hand_off_to_claim_ms.p99} ms`,
+      ],
+      [
+        "  of which claim -> receiver (render, send)",
+        `median ${results.dispatch.claim_to_receiver_ms.median} ms, p99 ${results.dispatch.claim_to_receiver_ms.p99} ms`,
+      ],
+      [
+        "dispatch latency, terminal commit -> receiver",
+        `median ${results.dispatch.from_terminal_commit_ms.median} ms, p99 ${results.dispatch.from_terminal_commit_ms.p99} ms, max ${results.dispatch.from_terminal_commit_ms.max} ms`,
+      ],
     ];
     const width = Math.max(...rows.map(([name]) => name.length));
     process.stdout.write(`\n${"measure".padEnd(width)} | result\n${"-".repeat(width)}-|-${"-".repeat(60)}\n`);

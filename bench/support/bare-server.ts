@@ -14,7 +14,16 @@ if (cluster.isPrimary && processes > 1) {
   });
 } else {
   const app = express();
-  const task = { id: "task_0123456789abcdef0123456789abcdef", object: "task", status: "queued", model: "sim-image-1", created_at: new Date().toISOString(), output: null, error: null, usage: { credits: 4 } };
+  const task = {
+    id: "task_0123456789abcdef0123456789abcdef",
+    object: "task",
+    status: "queued",
+    model: "sim-image-1",
+    created_at: new Date().toISOString(),
+    output: null,
+    error: null,
+    usage: { credits: 4 },
+  };
   app.post("/api/v1/images/generations", express.json({ limit: "1mb" }), (req, res) => {
     res.status(202).json({ ...task, echo: typeof (req.body as { model?: unknown }).model });
   });

@@ -35,7 +35,16 @@ export async function createBenchContext(quick: boolean): Promise<BenchContext> 
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
     // BENCH_LOG_LEVEL=info measures the gateway with its request log on (one line per request).
     // BENCH_PROCESSES=2 runs the gateway as a cluster of 2 (GATEWAY_PROCESSES), bare Express likewise.
-    env: { ...receiver.childEnv, GATEWAY_PROCESSES: process.env.BENCH_PROCESSES ?? "1", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error", WEBHOOK_TIMEOUT_MS: "10000", WEBHOOK_RETRY_DELAY_MS: "40000", WEBHOOK_FINAL_ATTEMPT_MS: "300000", RECONCILE_INTERVAL_MS: "15000", JOB_LOCK_MS: "30000" },
+    env: {
+      ...receiver.childEnv,
+      GATEWAY_PROCESSES: process.env.BENCH_PROCESSES ?? "1",
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error",
+      WEBHOOK_TIMEOUT_MS: "10000",
+      WEBHOOK_RETRY_DELAY_MS: "40000",
+      WEBHOOK_FINAL_ATTEMPT_MS: "300000",
+      RECONCILE_INTERVAL_MS: "15000",
+      JOB_LOCK_MS: "30000",
+    },
   });
   const db = createDatabase(database.url, { max: 20 });
   const user = await stack.user(1_000_000_000);

@@ -8,7 +8,20 @@ export async function createRunningTasks(db: Database, userId: string, url: stri
   const ids = Array.from({ length: count }, () => newTaskId());
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
-    await db.task.createMany({ data: chunk.map((id) => ({ id, userId, endpoint: "images", model: "sim-image-1", status: "in_progress", input: { prompt: "bench" }, webhookUrl: url, requestId: "req_000000000000000000000000", billingMethod: "flat", reservedCredits: 4 })) });
+    await db.task.createMany({
+      data: chunk.map((id) => ({
+        id,
+        userId,
+        endpoint: "images",
+        model: "sim-image-1",
+        status: "in_progress",
+        input: { prompt: "bench" },
+        webhookUrl: url,
+        requestId: "req_000000000000000000000000",
+        billingMethod: "flat",
+        reservedCredits: 4,
+      })),
+    });
     await db.webhookDelivery.createMany({ data: chunk.map((taskId) => ({ taskId, url, status: "pending" })) });
   }
   return ids;

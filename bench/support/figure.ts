@@ -47,7 +47,11 @@ export function table(figures: Figure[]): string {
     f.ratio === undefined ? "" : f.ratio.toFixed(2),
     f.target ?? "",
     f.pass === undefined ? "" : f.pass ? "pass" : "MISS",
-    f.cpu ? Object.entries(f.cpu.subject).map(([name, ms]) => `${name} ${fmt(ms)}`).join(" + ") : "",
+    f.cpu
+      ? Object.entries(f.cpu.subject)
+          .map(([name, ms]) => `${name} ${fmt(ms)}`)
+          .join(" + ")
+      : "",
     fmt(f.cpu?.postgres),
     fmt(f.cpu?.postgresAll),
     fmt(f.cpu?.redis),
@@ -55,6 +59,10 @@ export function table(figures: Figure[]): string {
   ]);
   const head = ["figure", "value", "baseline", "ratio", "target", "", "CPU ms/unit: subject", "pg", "pg all", "redis", "baseline proc"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }

@@ -9,7 +9,16 @@ const count = Number(process.env.COUNT);
 const concurrency = Number(process.env.CONCURRENCY);
 const agent = new https.Agent({ keepAlive: true, maxSockets: concurrency });
 const client = got.extend({ agent: { https: agent }, retry: { limit: 0 }, followRedirect: false, throwHttpErrors: false, timeout: { request: 10_000 } });
-const body = (i: number) => JSON.stringify({ id: `task_bench_${i}`, object: "task", status: "completed", model: "sim-image-1", output: { image_urls: [`https://cdn.bench.example/tasks/${i}/0.png`] }, error: null, usage: { credits: 4 } });
+const body = (i: number) =>
+  JSON.stringify({
+    id: `task_bench_${i}`,
+    object: "task",
+    status: "completed",
+    model: "sim-image-1",
+    output: { image_urls: [`https://cdn.bench.example/tasks/${i}/0.png`] },
+    error: null,
+    usage: { credits: 4 },
+  });
 
 let next = 0;
 const started = performance.now();

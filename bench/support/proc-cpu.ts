@@ -100,7 +100,8 @@ export interface CpuSample {
  */
 export function sampleCpu(groups: Record<string, ProcessGroup>): () => CpuSample {
   const start = new Map<string, Map<number, { ms: number; ppid: number }>>();
-  for (const [name, pids] of Object.entries(groups)) start.set(name, new Map(pids().map((pid) => [pid, { ms: cpuMs(pid), ppid: Number(statFields(pid)?.[1] ?? 0) }])));
+  for (const [name, pids] of Object.entries(groups))
+    start.set(name, new Map(pids().map((pid) => [pid, { ms: cpuMs(pid), ppid: Number(statFields(pid)?.[1] ?? 0) }])));
   const startedAt = performance.now();
   return () => {
     const ms: Record<string, number> = {};

@@ -47,7 +47,19 @@ function prisma(url: string): SameWork {
       db.$transaction(async (tx) => {
         const debited = await tx.user.updateMany({ where: { id: userId, credits: { gte: price } }, data: { credits: { decrement: price } } });
         if (debited.count === 0) return null;
-        const task = await tx.task.create({ data: { id: newTaskId(), userId, endpoint: "images", model, status: "queued", input: input as object, requestId: "req_bench", billingMethod: "flat", reservedCredits: price } });
+        const task = await tx.task.create({
+          data: {
+            id: newTaskId(),
+            userId,
+            endpoint: "images",
+            model,
+            status: "queued",
+            input: input as object,
+            requestId: "req_bench",
+            billingMethod: "flat",
+            reservedCredits: price,
+          },
+        });
         await tx.ledgerEntry.create({ data: { userId, taskId: task.id, kind: "reserve", amount: price, delta: -price } });
         return task;
       }),
@@ -61,7 +73,16 @@ const queue = new Queue(QUEUE_NAMES.generation, { connection: redis, prefix: env
 const limiter = new RateLimiter(redis, env.QUEUE_PREFIX!);
 const rate = (kind: "POLL" | "SUBMIT") => ({ perSec: Number(env[`${kind}_RATE_PER_SEC`]), burst: Number(env[`${kind}_RATE_BURST`]) });
 
-const render = (task: TaskRow) => ({ id: task.id, object: "task", status: task.status, model: task.model, created_at: task.createdAt.toISOString(), output: task.output ?? null, error: null, usage: { credits: task.reservedCredits } });
+const render = (task: TaskRow) => ({
+  id: task.id,
+  object: "task",
+  status: task.status,
+  model: task.model,
+  created_at: task.createdAt.toISOString(),
+  output: task.output ?? null,
+  error: null,
+  usage: { credits: task.reservedCredits },
+});
 
 /** Key lookup then one limiter call, as the gateway's authenticate and rateLimit middleware do. */
 async function admit(req: Request, res: Response, kind: "poll" | "submit"): Promise<string | null> {

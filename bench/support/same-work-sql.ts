@@ -34,6 +34,9 @@ export async function insertTask(pool: pg.Pool, userId: string, model: string, i
 
 /** The caller's own visible task, every column (as the gateway's poll reads it). */
 export async function readTask(pool: pg.Pool, id: string, userId: string): Promise<TaskRow | null> {
-  const { rows } = await pool.query<TaskRow>(`SELECT *, created_at AS "createdAt", reserved_credits AS "reservedCredits" FROM tasks WHERE id = $1 AND user_id = $2 AND discarded_at IS NULL`, [id, userId]);
+  const { rows } = await pool.query<TaskRow>(
+    `SELECT *, created_at AS "createdAt", reserved_credits AS "reservedCredits" FROM tasks WHERE id = $1 AND user_id = $2 AND discarded_at IS NULL`,
+    [id, userId],
+  );
   return rows[0] ?? null;
 }

@@ -48,7 +48,12 @@ describe("a Redis Cluster client", () => {
         client.once("end", () => resolve());
         client.disconnect();
       });
-      expect(await within(client.connect().then(() => "resolved"), 15_000)).toBe("resolved");
+      expect(
+        await within(
+          client.connect().then(() => "resolved"),
+          15_000,
+        ),
+      ).toBe("resolved");
       expect(failed).toBe(true);
       expect(await client.ping()).toBe("PONG");
     } finally {
@@ -60,7 +65,13 @@ describe("a Redis Cluster client", () => {
 
 describe("a Redis Sentinel client", () => {
   const group = topology(startRedisSentinelGroup);
-  const config = (): RedisConfig => ({ mode: "sentinel", sentinels: group().sentinelPorts.map((port) => ({ host: "127.0.0.1", port })), name: SENTINEL_MASTER_NAME, password: undefined, sentinelPassword: undefined });
+  const config = (): RedisConfig => ({
+    mode: "sentinel",
+    sentinels: group().sentinelPorts.map((port) => ({ host: "127.0.0.1", port })),
+    name: SENTINEL_MASTER_NAME,
+    password: undefined,
+    sentinelPassword: undefined,
+  });
 
   test("connects again when its failover detector cancels a reconnect while it asks the sentinels", async () => {
     for (const role of ["request", "blocking"] as const) {

@@ -63,16 +63,20 @@ describeWithReceiver("on a Redis Cluster", () => {
             await waitFor(async () => (await cli(replica.port, "ROLE")).startsWith("master"), 60_000, "replica promoted");
           },
         },
-        ...(KILL_MASTER ? [{
-          name: "master SIGKILLed",
-          async run() {
-            const { master, replica } = await cluster!.owner(`{${tag}}`);
-            await cluster!.process(master.port).kill();
-            await waitFor(async () => (await cli(replica.port, "ROLE")).startsWith("master"), 60_000, "replica took over");
-            // The killed node comes back (same node id, from its nodes.conf) as the new master's replica.
-            await cluster!.process(master.port).start();
-          },
-        }] : []),
+        ...(KILL_MASTER
+          ? [
+              {
+                name: "master SIGKILLed",
+                async run() {
+                  const { master, replica } = await cluster!.owner(`{${tag}}`);
+                  await cluster!.process(master.port).kill();
+                  await waitFor(async () => (await cli(replica.port, "ROLE")).startsWith("master"), 60_000, "replica took over");
+                  // The killed node comes back (same node id, from its nodes.conf) as the new master's replica.
+                  await cluster!.process(master.port).start();
+                },
+              },
+            ]
+          : []),
       ],
       chainIds,
     ).catch(fail);

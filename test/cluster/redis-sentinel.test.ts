@@ -76,16 +76,20 @@ describeWithReceiver("on a Redis Sentinel group", () => {
             await promoted(group!.dataPorts.find((p) => p !== primary)!);
           },
         },
-        ...(KILL_PRIMARY ? [{
-          name: "primary SIGKILLed",
-          async run() {
-            // The demoted node must be a replica in sync (and known as one) before it can take over.
-            await waitSentinelsReady(group!);
-            const primary = await group!.primaryPort();
-            await group!.process(primary).kill();
-            await promoted(group!.dataPorts.find((p) => p !== primary)!);
-          },
-        }] : []),
+        ...(KILL_PRIMARY
+          ? [
+              {
+                name: "primary SIGKILLed",
+                async run() {
+                  // The demoted node must be a replica in sync (and known as one) before it can take over.
+                  await waitSentinelsReady(group!);
+                  const primary = await group!.primaryPort();
+                  await group!.process(primary).kill();
+                  await promoted(group!.dataPorts.find((p) => p !== primary)!);
+                },
+              },
+            ]
+          : []),
       ],
       chainIds,
     ).catch(fail);

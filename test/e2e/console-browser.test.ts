@@ -31,15 +31,35 @@ maybe("operations console in Chromium", () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run scripts/install-chromium.sh (or set CHROMIUM_PATH)`);
     const ca = await createTestCa("console e2e CA");
-    receiver = await startReceiver({ tls: await issueServerCert([HOST], { ca }), host: RECEIVER_IP, port: 443, handler: (req, res, body) => answerWith(status)(req, res, body) });
-    stack = await startStack({ WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32`, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_DELAY_MS: "200", WEBHOOK_FINAL_ATTEMPT_MS: "2500" });
+    receiver = await startReceiver({
+      tls: await issueServerCert([HOST], { ca }),
+      host: RECEIVER_IP,
+      port: 443,
+      handler: (req, res, body) => answerWith(status)(req, res, body),
+    });
+    stack = await startStack({
+      WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32`,
+      WEBHOOK_TIMEOUT_MS: "1000",
+      WEBHOOK_RETRY_DELAY_MS: "200",
+      WEBHOOK_FINAL_ATTEMPT_MS: "2500",
+    });
     stack.startWorker();
-    stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 1000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }));
+    stack.startDeliveryWorker(
+      createWebhookSender({ timeoutMs: 1000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }),
+    );
     await stack.gateway.db.operator.create({ data: { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) } });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // Playwright gives it a fresh profile; the flags keep it off the network it would call at start-up.
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -49,12 +69,19 @@ maybe("operations console in Chromium", () => {
   });
 
   async function attemptRows(page: Page): Promise<{ no: string; outcome: string }[]> {
-    return page.locator("table#attempts [data-testid=attempt-row]").evaluateAll((rows) => rows.map((r) => ({ no: r.getAttribute("data-attempt-no") ?? "", outcome: r.getAttribute("data-outcome") ?? "" })));
+    return page
+      .locator("table#attempts [data-testid=attempt-row]")
+      .evaluateAll((rows) => rows.map((r) => ({ no: r.getAttribute("data-attempt-no") ?? "", outcome: r.getAttribute("data-outcome") ?? "" })));
   }
 
   test("sign in, find a task, see its attempts, redeliver, see the new attempt", async () => {
     const user = await stack.user();
-    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1", prompt: "a lighthouse", size: "256x256", webhook_url: `https://${HOST}/hooks?token=s3cr3t` });
+    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", {
+      model: "sim-image-1",
+      prompt: "a lighthouse",
+      size: "256x256",
+      webhook_url: `https://${HOST}/hooks?token=s3cr3t`,
+    });
     expect(submitted.status).toBe(202);
     const taskId = submitted.body.id as string;
     // All three scheduled attempts fail (the receiver answers 500), then it recovers.
@@ -100,7 +127,11 @@ maybe("operations console in Chromium", () => {
     expect(api).toMatchObject({ status: "delivered", attempts: 4, response_status: 200, last_error: null });
 
     // A form post that carries the session but not the CSRF token is refused, and sends nothing.
-    const forged = await context.request.post(`${stack.baseUrl}/console/deliveries/${taskId}/redeliver`, { form: { note: "no token" }, headers: { Accept: "application/json" }, maxRedirects: 0 });
+    const forged = await context.request.post(`${stack.baseUrl}/console/deliveries/${taskId}/redeliver`, {
+      form: { note: "no token" },
+      headers: { Accept: "application/json" },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
     expect((await forged.json()).error.code).toBe(10006);
     await page.screenshot({ path: path.join(os.tmpdir(), "console-delivery.png"), fullPage: true });

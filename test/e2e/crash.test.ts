@@ -41,7 +41,11 @@ async function until<T>(probe: () => Promise<T | undefined | null | false>, time
 
 test("SIGKILL mid-task: another worker finishes it once, on the same upstream job, settled once", async () => {
   const first = await workerProcess();
-  const { body } = await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1", prompt: "crash me [[sim:delay_ms=2500]]", size: "256x256" });
+  const { body } = await stack.submit(user.auth, "/api/v1/images/generations", {
+    model: "sim-image-1",
+    prompt: "crash me [[sim:delay_ms=2500]]",
+    size: "256x256",
+  });
   const running = await until(async () => {
     const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: body.id } });
     return row.upstreamId ? row : null;

@@ -18,11 +18,15 @@ const logLines: Record<string, unknown>[] = [];
 function call(method: string, url: string, auth: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest(url, { method, agent: false, headers: { authorization: auth, ...(payload ? { "content-type": "application/json" } : {}) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : {} }));
-    });
+    const req = httpRequest(
+      url,
+      { method, agent: false, headers: { authorization: auth, ...(payload ? { "content-type": "application/json" } : {}) } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : {} }));
+      },
+    );
     req.once("error", reject).end(payload);
   });
 }
@@ -51,14 +55,19 @@ afterAll(async () => {
 test("two processes behind one port serve submissions and polls; metrics merged; a killed child is replaced; SIGTERM drains both", async () => {
   const { auth } = await stack.user(1_000);
   const submitted = await Promise.all(
-    Array.from({ length: REQUESTS }, () => call("POST", `${stack.baseUrl}/api/v1/images/generations`, auth, { model: "sim-image-1", prompt: "a lighthouse", size: "256x256" })),
+    Array.from({ length: REQUESTS }, () =>
+      call("POST", `${stack.baseUrl}/api/v1/images/generations`, auth, { model: "sim-image-1", prompt: "a lighthouse", size: "256x256" }),
+    ),
   );
   expect(submitted.map((r) => r.status)).toEqual(Array(REQUESTS).fill(202));
   const polled = await Promise.all(submitted.map((r) => call("GET", `${stack.baseUrl}/api/v1/tasks/${r.body.id}`, auth)));
   expect(polled.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
 
   const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
-  const served = [...metrics.matchAll(/^http_requests_total\{[^}]*route="\/api\/v1\/(images\/generations|tasks\/:id)"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[2]), 0);
+  const served = [...metrics.matchAll(/^http_requests_total\{[^}]*route="\/api\/v1\/(images\/generations|tasks\/:id)"[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[2]),
+    0,
+  );
   expect(served).toBe(2 * REQUESTS);
 
   // A child killed outright is replaced, and the port keeps answering.
@@ -87,7 +96,15 @@ test("two processes behind one port serve submissions and polls; metrics merged;
 test("PostgreSQL unreachable: one line on stderr and exit status 1, as a single gateway", async () => {
   const closed = await closedPort();
   const child = spawn(process.execPath, ["--conditions=@gen/source", "--import", "tsx", "apps/gateway/src/main.ts"], {
-    env: { ...process.env, NODE_OPTIONS: "", GATEWAY_PROCESSES: "3", LOG_LEVEL: "silent", PORT: "0", GATEWAY_METRICS_PORT: "0", DATABASE_URL: `postgresql://postgres@127.0.0.1:${closed}/gen` },
+    env: {
+      ...process.env,
+      NODE_OPTIONS: "",
+      GATEWAY_PROCESSES: "3",
+      LOG_LEVEL: "silent",
+      PORT: "0",
+      GATEWAY_METRICS_PORT: "0",
+      DATABASE_URL: `postgresql://postgres@127.0.0.1:${closed}/gen`,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

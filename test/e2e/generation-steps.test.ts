@@ -31,7 +31,8 @@ test("one concurrency slot tracks every running upstream job at once, each submi
   // All six submitted upstream while none has finished: no slot is held while an upstream works.
   const running = await until(async () => {
     const rows = await stack.gateway.db.task.findMany({ where: { id: { in: ids } } });
-    if (rows.some((row) => row.status === "completed" || row.status === "failed")) throw new Error(`a task ended before all were running: ${rows.map((r) => r.status).join(",")}`);
+    if (rows.some((row) => row.status === "completed" || row.status === "failed"))
+      throw new Error(`a task ended before all were running: ${rows.map((r) => r.status).join(",")}`);
     return rows.every((row) => row.upstreamId !== null) ? rows : null;
   });
 

@@ -37,7 +37,11 @@ describe("happy paths through the gateway and the worker", () => {
   });
 
   test.each([
-    ["/api/v1/detect", { model: "sim-detect-1", text: "Some text to check for machine writing." }, (o: any) => expect(["ai", "human", "mixed"]).toContain(o.label)],
+    [
+      "/api/v1/detect",
+      { model: "sim-detect-1", text: "Some text to check for machine writing." },
+      (o: any) => expect(["ai", "human", "mixed"]).toContain(o.label),
+    ],
     ["/api/v1/humanize", { model: "sim-humanize-1", text: "It is what it is." }, (o: any) => expect(typeof o.text).toBe("string")],
     ["/api/v1/essay", { model: "sim-essay-1", prompt: "On bridges", max_words: 50 }, (o: any) => expect(o.word_count).toBeLessThanOrEqual(50)],
     ["/api/v1/moderations", { model: "sim-moderation-1", input: ["hello", "world"] }, (o: any) => expect(typeof o.flagged).toBe("boolean")],
@@ -57,7 +61,10 @@ describe("happy paths through the gateway and the worker", () => {
 
 describe("exact token billing", () => {
   test("charged by tokens, at most the reservation", async () => {
-    const task = await stack.waitTerminal(user.auth, (await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1-tokens", prompt: "tokens please", size: "256x256" })).body.id);
+    const task = await stack.waitTerminal(
+      user.auth,
+      (await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1-tokens", prompt: "tokens please", size: "256x256" })).body.id,
+    );
     expect(task.status).toBe("completed");
     expect(task.billing.method).toBe("tokens");
     expect(task.billing.tokens).toEqual({ input: expect.any(Number), output: expect.any(Number) });
@@ -66,7 +73,10 @@ describe("exact token billing", () => {
   });
 
   test("images but no token evidence: completes and charges the reservation (never 80009)", async () => {
-    const task = await stack.waitTerminal(user.auth, (await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1-tokens", prompt: "x [[sim:no_tokens]]" })).body.id);
+    const task = await stack.waitTerminal(
+      user.auth,
+      (await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1-tokens", prompt: "x [[sim:no_tokens]]" })).body.id,
+    );
     expect(task.status).toBe("completed");
     expect(task.usage.credits).toBe(task.billing.reserved_credits);
     expect(task.billing.tokens).toBeNull();
@@ -132,7 +142,11 @@ describe("HTTP provider against the upstream simulator", () => {
 describe("cancel", () => {
   test("a running task fails with 80008, fully refunded; cancelling again returns it unchanged", async () => {
     const before = (await stack.get(user.auth, "/api/v1/account")).body.credits;
-    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1", prompt: "slow [[sim:delay_ms=10000]]", webhook_url: "https://hooks.example.com/x" });
+    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", {
+      model: "sim-image-1",
+      prompt: "slow [[sim:delay_ms=10000]]",
+      webhook_url: "https://hooks.example.com/x",
+    });
     const id = submitted.body.id;
     for (let i = 0; i < 100; i++) {
       const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id } });
@@ -154,7 +168,10 @@ describe("cancel", () => {
     const task = await stack.waitTerminal(user.auth, (await stack.submit(user.auth, "/api/v1/detect", { model: "sim-detect-1", text: "x" })).body.id);
     const res = await fetch(`${stack.baseUrl}/api/v1/tasks/${task.id}/cancel`, { method: "POST", headers: { Authorization: user.auth } });
     expect(((await res.json()) as { status: string }).status).toBe("completed");
-    const missing = await fetch(`${stack.baseUrl}/api/v1/tasks/task_00000000000000000000000000000000/cancel`, { method: "POST", headers: { Authorization: user.auth } });
+    const missing = await fetch(`${stack.baseUrl}/api/v1/tasks/task_00000000000000000000000000000000/cancel`, {
+      method: "POST",
+      headers: { Authorization: user.auth },
+    });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: { code: number } }).error.code).toBe(40001);
   });

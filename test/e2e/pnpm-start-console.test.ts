@@ -20,10 +20,20 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  env = { ...process.env, NODE_OPTIONS: "", CONSOLE_PORT: String(port), CONSOLE_BASE_URL: base, QUEUE_PREFIX: `console_${randomBytes(4).toString("hex")}`, LOG_LEVEL: "warn" };
+  env = {
+    ...process.env,
+    NODE_OPTIONS: "",
+    CONSOLE_PORT: String(port),
+    CONSOLE_BASE_URL: base,
+    QUEUE_PREFIX: `console_${randomBytes(4).toString("hex")}`,
+    LOG_LEVEL: "warn",
+  };
   service = spawn("pnpm", ["start:console"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
   for (let i = 0; i < 200; i++) {
-    const up = await fetch(`${base}/console/sign-in`).then((r) => r.ok, () => false);
+    const up = await fetch(`${base}/console/sign-in`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -38,7 +48,11 @@ afterAll(() => {
   }
 });
 
-const cookie = (res: Response, name: string) => res.headers.getSetCookie().find((line) => line.startsWith(`${name}=`))?.split(";")[0] ?? "";
+const cookie = (res: Response, name: string) =>
+  res.headers
+    .getSetCookie()
+    .find((line) => line.startsWith(`${name}=`))
+    ?.split(";")[0] ?? "";
 
 test("an operator made with pnpm admin signs in on CONSOLE_PORT and sees the console", async () => {
   const email = `start-console-${randomBytes(3).toString("hex")}@example.test`;

@@ -39,7 +39,10 @@ beforeAll(async () => {
   // Exactly the documented command, in its own process group like a terminal session.
   service = spawn("pnpm", ["start"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
   for (let i = 0; i < 200; i++) {
-    const ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -68,7 +71,11 @@ test("pnpm start + pnpm admin: every endpoint completes with the shipped catalog
   const { stdout } = await run("pnpm", ["admin", "create-key", "--credits", "10000"], { env });
   const auth = `Bearer ${JSON.parse(stdout).api_key}`;
   for (const [endpoint, body, field] of BODIES) {
-    const submitted = await fetch(`${base}${endpoint}`, { method: "POST", headers: { Authorization: auth, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const submitted = await fetch(`${base}${endpoint}`, {
+      method: "POST",
+      headers: { Authorization: auth, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
     expect(submitted.status).toBe(202);
     const location = submitted.headers.get("location")!;
     let task: any;
@@ -108,13 +115,17 @@ test("SIGTERM stops gateway and worker within a bounded time", async () => {
 test.each([
   ["PostgreSQL", { DATABASE_URL: "postgresql://postgres@127.0.0.1:1/gen" }, /^gateway: PostgreSQL does not answer at 127\.0\.0\.1:1\/gen \(DATABASE_URL\)/],
   ["Redis", { REDIS_URL: "redis://127.0.0.1:1" }, /^gateway: Redis does not answer at 127\.0\.0\.1:1 \(REDIS_URL\)/],
-])("pnpm start without %s fails with one clear line", async (_name, broken, pattern) => {
-  const result = await run("pnpm", ["start"], { env: { ...env, ...broken } }).then(
-    () => ({ code: 0, stderr: "" }),
-    (error: { code: number; stderr: string }) => error,
-  );
-  expect(result.code).toBe(1);
-  const lines = result.stderr.trim().split("\n");
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(pattern);
-}, 30_000);
+])(
+  "pnpm start without %s fails with one clear line",
+  async (_name, broken, pattern) => {
+    const result = await run("pnpm", ["start"], { env: { ...env, ...broken } }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+  },
+  30_000,
+);

@@ -21,7 +21,20 @@ const run = promisify(execFile);
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const LOOPBACK_DNS = path.join(REPO_ROOT, "test/faults/support/loopback-dns.ts");
 // Root devDependencies, and what tests and builds use: none may reach a production directory.
-const DEV_ONLY = ["typescript", "tsx", "jest", "@swc/core", "@swc/jest", "eslint", "prisma", "supertest", "playwright-core", "autocannon", "esbuild-register", "@types/jest"];
+const DEV_ONLY = [
+  "typescript",
+  "tsx",
+  "jest",
+  "@swc/core",
+  "@swc/jest",
+  "eslint",
+  "prisma",
+  "supertest",
+  "playwright-core",
+  "autocannon",
+  "esbuild-register",
+  "@types/jest",
+];
 
 interface App {
   child: ChildProcess;
@@ -70,10 +83,13 @@ async function startApp(name: "gateway" | "worker"): Promise<App> {
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "gen-production-"));
   // Sequential: two pnpm deploys at once would share the store's temporary files.
-  for (const app of ["gateway", "worker"]) await run("bash", ["scripts/deploy-app.sh", app, path.join(tmp, app)], { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: "" } });
+  for (const app of ["gateway", "worker"])
+    await run("bash", ["scripts/deploy-app.sh", app, path.join(tmp, app)], { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: "" } });
   // The test's name mapping (names → loopback, never real DNS) as plain JavaScript: nothing that
   // compiles TypeScript may run inside the production processes.
-  const dns = ts.transpileModule(readFileSync(LOOPBACK_DNS, "utf8"), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true } });
+  const dns = ts.transpileModule(readFileSync(LOOPBACK_DNS, "utf8"), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+  });
   writeFileSync(path.join(tmp, "loopback-dns.mjs"), dns.outputText);
 
   database = await createScratchDatabase();
@@ -121,7 +137,9 @@ test.each(["gateway", "worker"])("the %s's production directory holds compiled c
   expect(existsSync(path.join(dir, "dist/main.js"))).toBe(true);
   expect(existsSync(path.join(dir, "src"))).toBe(false);
   const installed = installedPackages(dir);
-  const present = DEV_ONLY.filter((name) => existsSync(path.join(dir, "node_modules", name)) || installed.some((entry) => entry.startsWith(`${name.replace("/", "+")}@`)));
+  const present = DEV_ONLY.filter(
+    (name) => existsSync(path.join(dir, "node_modules", name)) || installed.some((entry) => entry.startsWith(`${name.replace("/", "+")}@`)),
+  );
   expect(present).toEqual([]);
   // Workspace packages arrive as their package.json "files": compiled dist/, no TypeScript.
   const own = readdirSync(path.join(dir, "node_modules/@gen"));

@@ -107,16 +107,38 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
       const redis = createRedis(config.redisUrl, "blocking");
       const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs, lookup: e2eLookup });
       const worker = createGenerationWorker(
-        { config, db: gateway.db, catalog: gateway.catalog, providers: createProviderRegistry(config.upstreamUrl), storage: createStorage(config), downloadGuard, webhookQueue: gateway.webhookQueue, logger },
+        {
+          config,
+          db: gateway.db,
+          catalog: gateway.catalog,
+          providers: createProviderRegistry(config.upstreamUrl),
+          storage: createStorage(config),
+          downloadGuard,
+          webhookQueue: gateway.webhookQueue,
+          logger,
+        },
         redis,
       );
-      workers.push({ worker, close: async () => { await worker.close(); downloadGuard.close(); redis.disconnect(); } });
+      workers.push({
+        worker,
+        close: async () => {
+          await worker.close();
+          downloadGuard.close();
+          redis.disconnect();
+        },
+      });
       return worker;
     },
     startDeliveryWorker(sender) {
       const redis = createRedis(config.redisUrl, "blocking");
       const delivery = createDeliveryWorker({ config, db: gateway.db, redis, logger, sender });
-      workers.push({ worker: delivery.worker, close: async () => { await delivery.close(); redis.disconnect(); } });
+      workers.push({
+        worker: delivery.worker,
+        close: async () => {
+          await delivery.close();
+          redis.disconnect();
+        },
+      });
     },
     async user(credits = 100_000) {
       const userId = newUserId();

@@ -33,7 +33,8 @@ maybe("webhook delivered end to end", () => {
 
   test("the POST carries exactly the GET body (completed) and the attempt id (failed)", async () => {
     const url = `https://${HOST}/hooks/tasks?secret=s3cr3t&x=%20y`;
-    const ok = (await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1", prompt: "a kite", size: "256x256", webhook_url: url })).body.id;
+    const ok = (await stack.submit(user.auth, "/api/v1/images/generations", { model: "sim-image-1", prompt: "a kite", size: "256x256", webhook_url: url })).body
+      .id;
     const bad = (await stack.submit(user.auth, "/api/v1/detect", { model: "sim-detect-1", text: "x [[sim:fail=80003]]", webhook_url: url })).body.id;
     for (const id of [ok, bad]) await stack.waitTerminal(user.auth, id);
     const deadline = Date.now() + 15_000;

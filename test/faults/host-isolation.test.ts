@@ -95,7 +95,14 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
     stack = await startFaultStack({
       databaseUrl: database.url,
       redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-      env: { FAULT_HOSTS: both("FAULT_HOSTS"), WEBHOOK_ALLOWED_CIDRS: both("WEBHOOK_ALLOWED_CIDRS"), NODE_EXTRA_CA_CERTS: hanging.childEnv.NODE_EXTRA_CA_CERTS!, WEBHOOK_HOST_CONCURRENCY: String(HOST_CAP), WORKER_CONCURRENCY: "64", JOB_LOCK_MS: "30000" },
+      env: {
+        FAULT_HOSTS: both("FAULT_HOSTS"),
+        WEBHOOK_ALLOWED_CIDRS: both("WEBHOOK_ALLOWED_CIDRS"),
+        NODE_EXTRA_CA_CERTS: hanging.childEnv.NODE_EXTRA_CA_CERTS!,
+        WEBHOOK_HOST_CONCURRENCY: String(HOST_CAP),
+        WORKER_CONCURRENCY: "64",
+        JOB_LOCK_MS: "30000",
+      },
     });
     await stack.startWorker();
   });
@@ -118,21 +125,42 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
     const total = HANGING_TASKS + HEALTHY_TASKS;
     // Interleaved: every sixth task is the healthy receiver's, so both finish at the same time.
     const isHealthy = (i: number) => i % (total / HEALTHY_TASKS) === total / HEALTHY_TASKS - 1;
-    const ids = await submitMany(stack!, (i) => (isHealthy(i) ? healthyCustomer.auth : hangingCustomer.auth), total, (i) => ({
-      model: "sim-detect-1",
-      text: `task ${i}`,
-      webhook_url: isHealthy(i) ? healthy!.url : hanging!.url,
-    }), undefined, SUBMIT_RATE).catch(fail);
+    const ids = await submitMany(
+      stack!,
+      (i) => (isHealthy(i) ? healthyCustomer.auth : hangingCustomer.auth),
+      total,
+      (i) => ({
+        model: "sim-detect-1",
+        text: `task ${i}`,
+        webhook_url: isHealthy(i) ? healthy!.url : hanging!.url,
+      }),
+      undefined,
+      SUBMIT_RATE,
+    ).catch(fail);
     const healthyIds = ids.filter((_, i) => isHealthy(i));
     const hangingIds = ids.filter((_, i) => !isHealthy(i));
     const submittedMs = Date.now() - started;
 
-    await until(async () => (await db.webhookDelivery.count({ where: { taskId: { in: healthyIds }, status: { in: ["delivered", "failed"] } } })) === HEALTHY_TASKS, 120_000, "healthy webhooks settled").catch(fail);
+    await until(
+      async () => (await db.webhookDelivery.count({ where: { taskId: { in: healthyIds }, status: { in: ["delivered", "failed"] } } })) === HEALTHY_TASKS,
+      120_000,
+      "healthy webhooks settled",
+    ).catch(fail);
     const healthyOutcomes = await db.webhookAttempt.groupBy({ by: ["outcome"], where: { taskId: { in: healthyIds } }, _count: true });
     const tasks = await db.task.findMany({ where: { id: { in: healthyIds } }, select: { id: true, finishedAt: true } });
     const summary = (rows: typeof healthyOutcomes) => rows.map((row) => `${row.outcome} ${row._count}`).join(", ");
-    const latencies = tasks.flatMap((task) => healthy!.posts.get(task.id)?.slice(0, 1).map((post) => post.at - task.finishedAt!.getTime()) ?? []).sort((a, b) => a - b);
-    process.stdout.write(`healthy attempts: ${summary(healthyOutcomes)}; healthy dispatch p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms\n`);
+    const latencies = tasks
+      .flatMap(
+        (task) =>
+          healthy!.posts
+            .get(task.id)
+            ?.slice(0, 1)
+            .map((post) => post.at - task.finishedAt!.getTime()) ?? [],
+      )
+      .sort((a, b) => a - b);
+    process.stdout.write(
+      `healthy attempts: ${summary(healthyOutcomes)}; healthy dispatch p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms\n`,
+    );
     process.stdout.write(`healthy dispatch by stage: ${await stages(tasks)}\n`);
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);

@@ -44,7 +44,11 @@ describeWithReceiver("PostgreSQL stopped for 10 s under load", () => {
     const upAt = Date.now();
     await postgres!.start();
     // The gateway serves again: a submission is accepted after the restart.
-    const servedAt = await until(async () => load.samples.find((s) => s.kind === "submit" && s.startedAt >= upAt && s.status < 300)?.startedAt, 30_000, "a submission accepted after the restart").catch(fail);
+    const servedAt = await until(
+      async () => load.samples.find((s) => s.kind === "submit" && s.startedAt >= upAt && s.status < 300)?.startedAt,
+      30_000,
+      "a submission accepted after the restart",
+    ).catch(fail);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     await load.stop();
 

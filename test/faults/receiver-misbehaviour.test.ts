@@ -102,7 +102,9 @@ test("hostile receivers get the contract's last_error and never slow the good on
     res.on("close", () => res.removeAllListeners("drain"));
     pump();
   };
-  const huge = await listen(make((_req, res) => (res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(HUGE_BYTES) }), pumpHuge(res))));
+  const huge = await listen(
+    make((_req, res) => (res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(HUGE_BYTES) }), pumpHuge(res))),
+  );
   const hugeChunked = await listen(make((_req, res) => (res.writeHead(200, { "content-type": "application/octet-stream" }), pumpHuge(res))));
   // RST as soon as the client speaks (its TLS hello): the connection dies before any answer.
   const resetHandshake = await listen(net.createServer((socket) => socket.once("data", () => socket.resetAndDestroy())));
@@ -116,7 +118,10 @@ test("hostile receivers get the contract's last_error and never slow the good on
   );
   const target = await listen(make((_req, res) => (counters.redirectTarget++, res.writeHead(200).end())));
   const redirects = await Promise.all(
-    [301, 302, 307, 308].map(async (status) => ({ status, port: await listen(make((_req, res) => res.writeHead(status, { location: `https://${HOST}:${target}/landed` }).end())) })),
+    [301, 302, 307, 308].map(async (status) => ({
+      status,
+      port: await listen(make((_req, res) => res.writeHead(status, { location: `https://${HOST}:${target}/landed` }).end())),
+    })),
   );
   // The status line, one byte a second: headers never complete within the timeout.
   const trickleHeaders = await listen(
@@ -140,7 +145,9 @@ test("hostile receivers get the contract's last_error and never slow the good on
   await listen(trap, BLOCKED_IP, good);
 
   let halfCalls = 0;
-  const lookup = fakeResolver((hostname) => (hostname === HOST ? ["127.0.0.1"] : hostname === HALF_HOST ? (++halfCalls % 2 === 1 ? [BLOCKED_IP] : ["127.0.0.1"]) : { code: "ENOTFOUND" }));
+  const lookup = fakeResolver((hostname) =>
+    hostname === HOST ? ["127.0.0.1"] : hostname === HALF_HOST ? (++halfCalls % 2 === 1 ? [BLOCKED_IP] : ["127.0.0.1"]) : { code: "ENOTFOUND" },
+  );
   fx.startWorker({ sender: createWebhookSender({ timeoutMs: TIMEOUT_MS, allowedCidrs: ["127.0.0.1/32"], lookup, ca: fx.ca.cert }) });
 
   const behaviours: Behaviour[] = [
@@ -178,10 +185,12 @@ test("hostile receivers get the contract's last_error and never slow the good on
   await fx.db.task.updateMany({ where: { id: { in: tasks.map((t) => t.id) } }, data: { finishedAt } });
   await Promise.all(tasks.map((t) => fx.handOff(t.id)));
 
-  const deliveries = await fx.waitFor(async () => {
-    const rows = await fx.db.webhookDelivery.findMany({ where: { taskId: { in: tasks.map((t) => t.id) } } });
-    return rows.every((r) => r.status === "delivered" || r.status === "failed") ? rows : undefined;
-  }, 40_000).finally(() => clearInterval(sampler));
+  const deliveries = await fx
+    .waitFor(async () => {
+      const rows = await fx.db.webhookDelivery.findMany({ where: { taskId: { in: tasks.map((t) => t.id) } } });
+      return rows.every((r) => r.status === "delivered" || r.status === "failed") ? rows : undefined;
+    }, 40_000)
+    .finally(() => clearInterval(sampler));
   const status = new Map(deliveries.map((d) => [d.taskId, d.status]));
   const attempts = await fx.db.webhookAttempt.findMany({ where: { taskId: { in: tasks.map((t) => t.id) } }, orderBy: { attemptNo: "asc" } });
   const of = (name: string) => tasks.filter((t) => t.behaviour === name).map((t) => ({ ...t, attempts: attempts.filter((a) => a.taskId === t.id) }));
@@ -191,9 +200,14 @@ test("hostile receivers get the contract's last_error and never slow the good on
     const rows = of(b.name);
     const outcomes = rows.flatMap((r) => r.attempts.map((a) => a.outcome ?? "open"));
     const durations = rows.flatMap((r) => r.attempts.map((a) => a.durationMs ?? -1));
-    summary.push(`  ${b.name.padEnd(15)} ${[...new Set(outcomes)].join(",").padEnd(34)} attempts ${String(outcomes.length).padStart(2)}, max ${Math.max(...durations)} ms, ${rows.filter((r) => status.get(r.id) === "delivered").length}/${rows.length} delivered`);
+    summary.push(
+      `  ${b.name.padEnd(15)} ${[...new Set(outcomes)].join(",").padEnd(34)} attempts ${String(outcomes.length).padStart(2)}, max ${Math.max(...durations)} ms, ${rows.filter((r) => status.get(r.id) === "delivered").length}/${rows.length} delivered`,
+    );
   }
-  const lagOf = (name: string) => of(name).map((t) => t.attempts[0]!.finishedAt!.getTime() - finishedAt.getTime()).sort((a, b) => a - b);
+  const lagOf = (name: string) =>
+    of(name)
+      .map((t) => t.attempts[0]!.finishedAt!.getTime() - finishedAt.getTime())
+      .sort((a, b) => a - b);
   const goodLag = lagOf("good");
   const firstHangTimeout = lagOf("hang")[0]!;
   console.log(
@@ -224,7 +238,11 @@ test("hostile receivers get the contract's last_error and never slow the good on
     expect(t.attempts.every((a) => a.outcome === "delivered" || a.outcome === "blocked_private_address")).toBe(true);
     expect(status.get(t.id)).toBe(t.attempts.at(-1)!.outcome === "delivered" ? "delivered" : "failed");
   }
-  expect(of("half blocked").flatMap((t) => t.attempts).filter((a) => a.outcome === "blocked_private_address").length).toBeGreaterThan(0);
+  expect(
+    of("half blocked")
+      .flatMap((t) => t.attempts)
+      .filter((a) => a.outcome === "blocked_private_address").length,
+  ).toBeGreaterThan(0);
 
   // No attempt outlives its timeout (plus scheduling slack); nothing was read or followed.
   expect(Math.max(...attempts.map((a) => a.durationMs ?? Infinity))).toBeLessThan(TIMEOUT_MS + 1_000);

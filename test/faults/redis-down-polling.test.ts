@@ -43,11 +43,19 @@ describe("Redis stopped while clients poll", () => {
     const slowest = Math.max(...polls.map((p) => p.ms), submitDown.ms);
 
     await redis!.restart();
-    const after = await until(async () => {
-      const res = await stack!.call(auth, "POST", "/api/v1/detect", { model: "sim-detect-1", text: "after the outage" });
-      return res.status === 202 ? res : null;
-    }, 20_000, "submissions accepted again").catch(fail);
-    await until(async () => (await stack!.db.task.findUnique({ where: { id: after.body.id as string } }))?.status === "completed", 20_000, "new task completed").catch(fail);
+    const after = await until(
+      async () => {
+        const res = await stack!.call(auth, "POST", "/api/v1/detect", { model: "sim-detect-1", text: "after the outage" });
+        return res.status === 202 ? res : null;
+      },
+      20_000,
+      "submissions accepted again",
+    ).catch(fail);
+    await until(
+      async () => (await stack!.db.task.findUnique({ where: { id: after.body.id as string } }))?.status === "completed",
+      20_000,
+      "new task completed",
+    ).catch(fail);
     // Polls count on Redis again: a fresh bucket there, whatever the process used meanwhile.
     expect((await stack!.call(auth, "GET", `/api/v1/tasks/${after.body.id as string}`)).status).toBe(200);
     process.stdout.write(`Redis down: ${BURST} polls served (200), then 429/50001; submissions 503/70001; slowest answer ${slowest} ms\n`);

@@ -42,9 +42,22 @@ describeWithReceiver("Redis restarted empty", () => {
     const { auth } = await stack!.user();
     const hook = (group: string) => `${receiver!.url}&${group}=1`;
     const retrying = await submitMany(stack!, auth, 20, (i) => ({ model: "sim-detect-1", text: `retry ${i}`, webhook_url: hook("retry") }));
-    await until(async () => (await db.webhookDelivery.count({ where: { taskId: { in: retrying }, status: "in_progress", attempts: 1, nextAttemptAt: { not: null } } })) === 20, 15_000, "retries waiting").catch(fail);
-    const running = await submitMany(stack!, auth, CONCURRENCY, (i) => ({ model: "sim-detect-1", text: `running ${i} [[sim:delay_ms=6000]]`, webhook_url: hook("running") }));
-    await until(async () => (await db.task.count({ where: { id: { in: running }, status: "in_progress", upstreamId: { not: null } } })) === CONCURRENCY, 15_000, "tasks running").catch(fail);
+    await until(
+      async () =>
+        (await db.webhookDelivery.count({ where: { taskId: { in: retrying }, status: "in_progress", attempts: 1, nextAttemptAt: { not: null } } })) === 20,
+      15_000,
+      "retries waiting",
+    ).catch(fail);
+    const running = await submitMany(stack!, auth, CONCURRENCY, (i) => ({
+      model: "sim-detect-1",
+      text: `running ${i} [[sim:delay_ms=6000]]`,
+      webhook_url: hook("running"),
+    }));
+    await until(
+      async () => (await db.task.count({ where: { id: { in: running }, status: "in_progress", upstreamId: { not: null } } })) === CONCURRENCY,
+      15_000,
+      "tasks running",
+    ).catch(fail);
     // A running task holds no worker slot (its job waits as delayed between polls), so queued work
     // is made by pausing the generation queue: what a busy fleet's backlog looks like.
     const connection = createRedis(redis!.url, "blocking");
@@ -67,11 +80,21 @@ describeWithReceiver("Redis restarted empty", () => {
 
     // Both apps serve on the new Redis without a restart: a new task goes all the way.
     const fresh = await submitMany(stack!, auth, 1, () => ({ model: "sim-detect-1", text: "after the restart", webhook_url: hook("fresh") }));
-    await until(async () => (await db.webhookDelivery.findUnique({ where: { taskId: fresh[0]! } }))?.status === "delivered", 20_000, "fresh task delivered").catch(fail);
+    await until(
+      async () => (await db.webhookDelivery.findUnique({ where: { taskId: fresh[0]! } }))?.status === "delivered",
+      20_000,
+      "fresh task delivered",
+    ).catch(fail);
 
     const report = await expectNothingLost(db, receiver!, [...retrying, ...running, ...queued, ...fresh]).catch(fail);
     expect(report).toMatchObject({ tasks: 59, completed: 59, webhooks: 59, delivered: 59 });
     expect(stack!.workers).toHaveLength(1);
-    process.stdout.write(summaryLine(`Redis restarted empty (${state.queued} queued, ${state.running} running, ${state.retrying} webhooks waiting for a retry)`, report, recoveredMs));
+    process.stdout.write(
+      summaryLine(
+        `Redis restarted empty (${state.queued} queued, ${state.running} running, ${state.retrying} webhooks waiting for a retry)`,
+        report,
+        recoveredMs,
+      ),
+    );
   }, 150_000);
 });

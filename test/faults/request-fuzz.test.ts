@@ -157,7 +157,7 @@ function parseRaw(bytes: Buffer): (Outcome & { complete: boolean }) | undefined 
 /** A chunked body's data, or undefined until its last chunk has arrived. */
 function dechunk(bytes: Buffer): Buffer | undefined {
   const parts: Buffer[] = [];
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     const lineEnd = bytes.indexOf("\r\n", at);
     if (lineEnd < 0) return undefined;
     const size = parseInt(bytes.toString("latin1", at, lineEnd), 16);
@@ -175,7 +175,9 @@ function violation(c: FuzzCase, o: Outcome): string | null {
   // anything else without a request id skipped our middleware.
   if (o.headers["x-raw"]) {
     if (o.status === 0) return NO_ANSWER_OK.has(c.category) ? null : "no answer";
-    return NODE_OWN_STATUSES.has(o.status) && o.headers["content-type"] === undefined && o.body === "" ? null : `HTTP ${o.status} without X-Request-Id: ${o.body.slice(0, 60)}`;
+    return NODE_OWN_STATUSES.has(o.status) && o.headers["content-type"] === undefined && o.body === ""
+      ? null
+      : `HTTP ${o.status} without X-Request-Id: ${o.body.slice(0, 60)}`;
   }
   // docs/api.md#conventions: every answer of the gateway carries its request id, successes and console pages too.
   if (!/^req_[0-9a-f]{24}$/.test(String(o.headers["x-request-id"]))) return `HTTP ${o.status} without X-Request-Id`;
@@ -183,7 +185,9 @@ function violation(c: FuzzCase, o: Outcome): string | null {
   if (c.path.startsWith("/console") && String(o.headers["content-type"]).startsWith("text/html")) {
     // A person's browser gets the refusal as a page that names the code.
     const code = Number(/data-code="(\d+)"/.exec(o.body)?.[1]);
-    return (ERROR_CATALOG as Record<number, { status: number }>)[code]?.status === o.status || o.status === 404 ? null : `console page ${o.status} without a matching code`;
+    return (ERROR_CATALOG as Record<number, { status: number }>)[code]?.status === o.status || o.status === 404
+      ? null
+      : `console page ${o.status} without a matching code`;
   }
   let body: { error?: { code?: unknown; message?: unknown; request_id?: unknown } };
   try {
@@ -248,7 +252,8 @@ test(`${COUNT} hostile requests: documented errors only, no 5xx, nothing charged
         const why = violation(c, outcome);
         if (why) problems.push(`[${c.category}] ${requestLine(c)} ${JSON.stringify(c.body?.toString("utf8").slice(0, 120) ?? "")}: ${why}`);
         const label = outcome.headers["x-raw"] ? `raw ${outcome.status || "closed"}` : `${outcome.status}${codeOf(outcome.body)}`;
-        if (c.expect !== undefined && label !== c.expect) problems.push(`[${c.category}] ${requestLine(c)} ${c.body?.toString("utf8").slice(0, 300)}: ${label}, the contract says ${c.expect}`);
+        if (c.expect !== undefined && label !== c.expect)
+          problems.push(`[${c.category}] ${requestLine(c)} ${c.body?.toString("utf8").slice(0, 300)}: ${label}, the contract says ${c.expect}`);
         if (outcome.status === 202 && !outcome.headers["x-raw"]) accepted.add((JSON.parse(outcome.body) as { id: string }).id);
         const counts = byCategory.get(c.category) ?? new Map<string, number>();
         counts.set(label, (counts.get(label) ?? 0) + 1);
@@ -259,7 +264,13 @@ test(`${COUNT} hostile requests: documented errors only, no 5xx, nothing charged
   const seconds = (Date.now() - started) / 1000;
   const block = loop.stop();
 
-  const lines = [...byCategory].map(([category, counts]) => `${category.padEnd(26)} ${[...counts].sort().map(([label, n]) => `${label}×${n}`).join(" ")}`);
+  const lines = [...byCategory].map(
+    ([category, counts]) =>
+      `${category.padEnd(26)} ${[...counts]
+        .sort()
+        .map(([label, n]) => `${label}×${n}`)
+        .join(" ")}`,
+  );
   console.log(
     `fuzz: seed ${SEED}, ${cases.length} requests in ${seconds.toFixed(1)} s, ${accepted.size} accepted (valid by chance or on purpose), ${problems.length} problems\n` +
       `longest event-loop block during the fuzz: ${block.cpuMs} ms of CPU (guard ${MAX_LOOP_BLOCK_MS} ms), ${block.wallMs.toFixed(0)} ms of wall time (with time the OS ran other processes)\n${lines.join("\n")}`,
@@ -290,7 +301,13 @@ test("each hostile body shape, one at a time: its documented answer, and the CPU
   const lines: string[] = [];
   const wrong: string[] = [];
   for (const hostile of HOSTILE_BODIES) {
-    const c: FuzzCase = { category: "hostile shapes", method: "POST", path: hostile.path, headers: { authorization: user.auth, "content-type": "application/json" }, body: Buffer.from(hostile.body) };
+    const c: FuzzCase = {
+      category: "hostile shapes",
+      method: "POST",
+      path: hostile.path,
+      headers: { authorization: user.auth, "content-type": "application/json" },
+      body: Buffer.from(hostile.body),
+    };
     const costs: number[] = [];
     for (let i = 0; i < 3; i++) {
       const start = process.cpuUsage();
@@ -300,7 +317,11 @@ test("each hostile body shape, one at a time: its documented answer, and the CPU
       const label = `${outcome.status}${codeOf(outcome.body)}`;
       if (label !== hostile.expect) wrong.push(`${hostile.name}: ${label}, expected ${hostile.expect}`);
     }
-    lines.push(`${hostile.name.padEnd(50)} ${hostile.expect.padEnd(9)} ${Math.min(...costs).toFixed(1).padStart(6)} ms`);
+    lines.push(
+      `${hostile.name.padEnd(50)} ${hostile.expect.padEnd(9)} ${Math.min(...costs)
+        .toFixed(1)
+        .padStart(6)} ms`,
+    );
   }
   // In-process: the gateway's CPU plus the client's (sending 1 MiB, reading the answer).
   console.log(`hostile body shapes, least CPU of 3 requests (gateway and client together):\n${lines.join("\n")}`);

@@ -32,7 +32,15 @@ describeWithReceiver("a dead worker's attempt is found quickly at default settin
       redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
       // Defaults for everything that decides detection; a short retry delay only so that attempt 2
       // follows at once (FINAL must be >= RETRY + 2 x TIMEOUT).
-      env: { ...receiver.childEnv, WEBHOOK_HOST_CONCURRENCY: "64", JOB_LOCK_MS: "30000", WEBHOOK_TIMEOUT_MS: "10000", RECONCILE_INTERVAL_MS: "15000", WEBHOOK_RETRY_DELAY_MS: "1000", WEBHOOK_FINAL_ATTEMPT_MS: "60000" },
+      env: {
+        ...receiver.childEnv,
+        WEBHOOK_HOST_CONCURRENCY: "64",
+        JOB_LOCK_MS: "30000",
+        WEBHOOK_TIMEOUT_MS: "10000",
+        RECONCILE_INTERVAL_MS: "15000",
+        WEBHOOK_RETRY_DELAY_MS: "1000",
+        WEBHOOK_FINAL_ATTEMPT_MS: "60000",
+      },
     });
   });
   afterAll(async () => {
@@ -44,7 +52,9 @@ describeWithReceiver("a dead worker's attempt is found quickly at default settin
   test("a POST held longer than the lock by a live worker is one attempt, not attempt_lost", async () => {
     const { auth } = await stack!.user();
     const [taskId] = await submitMany(stack!, auth, 1, () => ({ model: "sim-detect-1", text: "live", webhook_url: `${receiver!.url}&live=1` }));
-    await until(async () => (await stack!.db.webhookDelivery.findUnique({ where: { taskId: taskId! } }))?.status === "delivered", 30_000, "delivered").catch(fail);
+    await until(async () => (await stack!.db.webhookDelivery.findUnique({ where: { taskId: taskId! } }))?.status === "delivered", 30_000, "delivered").catch(
+      fail,
+    );
     const attempts = await stack!.db.webhookAttempt.findMany({ where: { taskId: taskId! } });
     expect(attempts.map((a) => a.outcome)).toEqual(["delivered"]);
     expect(receiver!.posts.get(taskId!)).toHaveLength(1);
@@ -72,6 +82,10 @@ describeWithReceiver("a dead worker's attempt is found quickly at default settin
         `-> attempt 2 at the receiver ${(Math.min(...secondMs) / 1000).toFixed(1)}-${(worstSecond / 1000).toFixed(1)} s (retry delay 1 s; required: lost and next scheduled within ${REQUIRED_MS / 1000} s)\n`,
     );
     expect(worstLost).toBeLessThan(REQUIRED_MS);
-    await until(async () => (await db.webhookDelivery.count({ where: { taskId: { in: ids }, status: "delivered" } })) === IN_FLIGHT, 30_000, "all delivered").catch(fail);
+    await until(
+      async () => (await db.webhookDelivery.count({ where: { taskId: { in: ids }, status: "delivered" } })) === IN_FLIGHT,
+      30_000,
+      "all delivered",
+    ).catch(fail);
   }, 150_000);
 });

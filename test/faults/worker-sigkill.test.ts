@@ -24,7 +24,14 @@ describeWithReceiver("worker SIGKILL with 100 tasks and 100 deliveries in flight
     stack = await startFaultStack({
       databaseUrl: database.url,
       redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-      env: { ...receiver.childEnv, WORKER_CONCURRENCY: "150", DELIVERY_CONCURRENCY: "150", WEBHOOK_HOST_CONCURRENCY: "150", WEBHOOK_TIMEOUT_MS: "20000", WEBHOOK_FINAL_ATTEMPT_MS: "45000" },
+      env: {
+        ...receiver.childEnv,
+        WORKER_CONCURRENCY: "150",
+        DELIVERY_CONCURRENCY: "150",
+        WEBHOOK_HOST_CONCURRENCY: "150",
+        WEBHOOK_TIMEOUT_MS: "20000",
+        WEBHOOK_FINAL_ATTEMPT_MS: "45000",
+      },
     });
   });
   afterAll(async () => {
@@ -36,11 +43,22 @@ describeWithReceiver("worker SIGKILL with 100 tasks and 100 deliveries in flight
   test("every task settles once on its first upstream job, every webhook ends, repeats only after attempt_lost", async () => {
     const { db } = stack!;
     const { auth } = await stack!.user();
-    const slow = await submitMany(stack!, auth, 100, (i) => ({ model: "sim-detect-1", text: `slow ${i} [[sim:delay_ms=${SLOW_MS}]]`, webhook_url: receiver!.url }));
-    const running = await until(async () => {
-      const rows = await db.task.findMany({ where: { id: { in: slow }, status: "in_progress", upstreamId: { not: null } }, select: { id: true, upstreamId: true } });
-      return rows.length === 100 ? rows : null;
-    }, 10_000, "100 tasks running").catch(fail);
+    const slow = await submitMany(stack!, auth, 100, (i) => ({
+      model: "sim-detect-1",
+      text: `slow ${i} [[sim:delay_ms=${SLOW_MS}]]`,
+      webhook_url: receiver!.url,
+    }));
+    const running = await until(
+      async () => {
+        const rows = await db.task.findMany({
+          where: { id: { in: slow }, status: "in_progress", upstreamId: { not: null } },
+          select: { id: true, upstreamId: true },
+        });
+        return rows.length === 100 ? rows : null;
+      },
+      10_000,
+      "100 tasks running",
+    ).catch(fail);
     const fast = await submitMany(stack!, auth, 100, (i) => ({ model: "sim-detect-1", text: `fast ${i}`, webhook_url: `${receiver!.url}&hold=1` }));
     await until(async () => receiver!.inFlight() >= 100, 10_000, "100 POSTs in flight").catch(fail);
     const inFlight = receiver!.inFlight();

@@ -48,7 +48,13 @@ function runOn(machine: Machine): Outcome {
   const state = path.join(dir, "state");
   const log = path.join(dir, "calls.log");
   for (const d of [bin, templates, state]) mkdirSync(d);
-  for (const tool of TOOLS) symlinkSync(spawnSync("bash", ["-c", `command -v ${tool}`]).stdout.toString().trim(), path.join(bin, tool));
+  for (const tool of TOOLS)
+    symlinkSync(
+      spawnSync("bash", ["-c", `command -v ${tool}`])
+        .stdout.toString()
+        .trim(),
+      path.join(bin, tool),
+    );
   const hba = path.join(dir, "etc/15/main/pg_hba.conf");
   mkdirSync(path.dirname(hba), { recursive: true });
   writeFileSync(hba, "local all postgres peer\n");
@@ -78,7 +84,11 @@ function runOn(machine: Machine): Outcome {
   stub(bin, "id", `echo ${machine.root ? 0 : 1000}`);
   stub(bin, "sleep", "exit 0");
   stub(bin, "runuser", 'shift 3; exec "$@"');
-  stub(bin, "apt-get", `[ "$1" = install ] && for p in "$@"; do case "$p" in postgresql) /bin/cp ${templates}/pg_isready ${templates}/pg_ctlcluster ${templates}/psql ${bin}/;; redis-server) /bin/cp ${templates}/redis-* ${bin}/;; esac; done; exit 0`);
+  stub(
+    bin,
+    "apt-get",
+    `[ "$1" = install ] && for p in "$@"; do case "$p" in postgresql) /bin/cp ${templates}/pg_isready ${templates}/pg_ctlcluster ${templates}/psql ${bin}/;; redis-server) /bin/cp ${templates}/redis-* ${bin}/;; esac; done; exit 0`,
+  );
 
   const result = spawnSync("/bin/bash", [SCRIPT], {
     env: { PATH: bin, PG_CONF_DIR: path.join(dir, "etc"), REDIS_DIR: path.join(dir, "redis"), SERVICES_WAIT_SECONDS: "3", ...machine.env },
@@ -130,7 +140,10 @@ test("fresh machine, not root: prints the one command to run and changes nothing
 test("installed but stopped, as root: starts them, no apt-get, pg_hba.conf untouched", () => {
   const out = runOn({ root: true, installed: ["postgresql", "redis-server"], running: [] });
   expect(out.code).toBe(0);
-  expect(changes(out.calls).map((call) => call.split(" ").slice(0, 3).join(" "))).toEqual(["pg_ctlcluster --skip-systemctl-redirect 15", "redis-server --daemonize yes"]);
+  expect(changes(out.calls).map((call) => call.split(" ").slice(0, 3).join(" "))).toEqual([
+    "pg_ctlcluster --skip-systemctl-redirect 15",
+    "redis-server --daemonize yes",
+  ]);
   expect(out.hba).toBe("local all postgres peer\n");
 });
 
@@ -142,7 +155,13 @@ test("only Redis missing, not root: names Redis alone; the command keeps a REDIS
 });
 
 test("a Redis that wants a password is running: not started again", () => {
-  const out = runOn({ root: true, installed: ["postgresql", "redis-server"], running: ["postgresql"], env: { REDIS_URL: "redis://:pw@127.0.0.1:6379" }, redisReply: "NOAUTH Authentication required." });
+  const out = runOn({
+    root: true,
+    installed: ["postgresql", "redis-server"],
+    running: ["postgresql"],
+    env: { REDIS_URL: "redis://:pw@127.0.0.1:6379" },
+    redisReply: "NOAUTH Authentication required.",
+  });
   expect(out).toMatchObject({ code: 0, stderr: "" });
   expect(changes(out.calls)).toEqual([]);
 });

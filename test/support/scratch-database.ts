@@ -29,7 +29,10 @@ export async function createScratchDatabase(serverUrl = process.env.DATABASE_URL
   url.pathname = `/${name}`;
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
-  const dirs = readdirSync(MIGRATIONS, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  const dirs = readdirSync(MIGRATIONS, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
   for (const dir of dirs) await client.query(readFileSync(path.join(MIGRATIONS, dir, "migration.sql"), "utf8"));
   await client.end();
 

@@ -130,7 +130,13 @@ test("bad usage exits 2 with a message on stderr and nothing on stdout", async (
   }
   const unknown = await admin("revoke-key", "sk_doesnotexist");
   expect(unknown.code).toBe(2);
-  for (const [input, args] of [["sk_doesnotexist\n", ["revoke-key"]], ["", ["revoke-key"]], ["", ["revoke-key", "--key-id", "key_nothex"]], ["", ["revoke-key", "--key-id", "key_000000000000000000000000"]], ["", ["list-keys"]]] as const) {
+  for (const [input, args] of [
+    ["sk_doesnotexist\n", ["revoke-key"]],
+    ["", ["revoke-key"]],
+    ["", ["revoke-key", "--key-id", "key_nothex"]],
+    ["", ["revoke-key", "--key-id", "key_000000000000000000000000"]],
+    ["", ["list-keys"]],
+  ] as const) {
     const result = await adminWithStdin(input, ...args);
     expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: "" });
   }

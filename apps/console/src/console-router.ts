@@ -41,7 +41,19 @@ export function createConsoleRouter(deps: ConsoleDeps, { baseUrl }: ConsoleRoute
   router.use("/assets", express.static(ASSETS, { index: false, maxAge: "1h" }));
   router.use(formBody, cookieParser(), sessions.handler);
   const guard = new SignInGuard(deps.redis, config.queuePrefix);
-  router.use(signInRoutes({ config, baseUrl, guard, db: deps.db, logger: deps.logger, rateLimiter: deps.rateLimiter, csrf: signInCsrf(sessions.secret, secureCookies), ui, secureCookies }));
+  router.use(
+    signInRoutes({
+      config,
+      baseUrl,
+      guard,
+      db: deps.db,
+      logger: deps.logger,
+      rateLimiter: deps.rateLimiter,
+      csrf: signInCsrf(sessions.secret, secureCookies),
+      ui,
+      secureCookies,
+    }),
+  );
   router.use(requireSession(deps.db, config.console));
   router.use("/queues", queueOriginCheck(baseUrl), queueDashboard(queues, "/console/queues"));
   router.use(csrfCheck(baseUrl));

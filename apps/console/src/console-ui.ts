@@ -38,7 +38,11 @@ export function createConsoleUi(): ConsoleUi {
       const csrfToken = locals.csrfToken ?? "";
       const body = eta.render(`./${view}`, { csrfToken, ...data });
       const html = eta.render("./layout", { title, body, operator: locals.operator, csrfToken, nav: NAV });
-      res.status(status ?? res.statusCode).type("html").set("Cache-Control", "no-store").send(html);
+      res
+        .status(status ?? res.statusCode)
+        .type("html")
+        .set("Cache-Control", "no-store")
+        .send(html);
     },
   };
 }

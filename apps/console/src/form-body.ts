@@ -8,6 +8,8 @@ export const formBody: RequestHandler = (req, res, next) => {
   readForm(req, res, (error?: unknown) => {
     if (!error) return next();
     const type = (error as { type?: string }).type;
-    next(type === "entity.too.large" ? new ApiError(Err.BodyTooLarge, "Form body exceeds 16 KiB") : new ApiError(Err.BodyNotObject, "Form body could not be read"));
+    next(
+      type === "entity.too.large" ? new ApiError(Err.BodyTooLarge, "Form body exceeds 16 KiB") : new ApiError(Err.BodyNotObject, "Form body could not be read"),
+    );
   });
 };

@@ -7,7 +7,6 @@ import { checkRedis } from "@gen/queues";
 import { createConsoleApp } from "./console-app.ts";
 import { buildConsoleDeps, closeConsoleDeps } from "./console-deps.ts";
 
-
 /** `pnpm start:console`: the console alone on CONSOLE_PORT, so it can stay off the public listener. */
 async function main(): Promise<void> {
   const config = loadConfig();

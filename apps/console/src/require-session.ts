@@ -17,7 +17,13 @@ export function requireSession(db: Database, config: ConsoleConfig): RequestHand
     const session = req.session;
     const live = session.operatorId !== undefined && (session.createdAt ?? 0) + config.sessionMaxMs > Date.now();
     const operator = live && session.operatorId !== undefined ? await findOperatorById(db, session.operatorId) : undefined;
-    if (!live || !operator || operator.disabledAt !== null || session.passwordStamp !== passwordStamp(operator.passwordHash) || typeof session.csrfToken !== "string") {
+    if (
+      !live ||
+      !operator ||
+      operator.disabledAt !== null ||
+      session.passwordStamp !== passwordStamp(operator.passwordHash) ||
+      typeof session.csrfToken !== "string"
+    ) {
       if (session.operatorId !== undefined) await destroySession(req);
       if (req.method === "GET" && wantsHtml(req)) {
         res.redirect(302, `/console/sign-in?next=${encodeURIComponent(req.originalUrl)}`);

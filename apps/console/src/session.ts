@@ -80,6 +80,8 @@ function markSecure(req: Request, secureCookies: boolean): void {
 }
 
 /** Promise forms of express-session's callback methods. */
-export const regenerateSession = (req: Request) => new Promise<void>((resolve, reject) => req.session.regenerate((error: unknown) => (error ? reject(error) : resolve())));
+export const regenerateSession = (req: Request) =>
+  new Promise<void>((resolve, reject) => req.session.regenerate((error: unknown) => (error ? reject(error) : resolve())));
 export const saveSession = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((error: unknown) => (error ? reject(error) : resolve())));
-export const destroySession = (req: Request) => new Promise<void>((resolve, reject) => req.session.destroy((error: unknown) => (error ? reject(error) : resolve())));
+export const destroySession = (req: Request) =>
+  new Promise<void>((resolve, reject) => req.session.destroy((error: unknown) => (error ? reject(error) : resolve())));

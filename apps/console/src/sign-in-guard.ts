@@ -55,7 +55,10 @@ export interface SignInClaim {
 export class SignInGuard {
   private readonly redis: GuardRedis;
 
-  constructor(redis: Redis, private readonly prefix: string) {
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+  ) {
     if (!("signInClaim" in redis)) redis.defineCommand("signInClaim", { numberOfKeys: 1, lua: CLAIM });
     if (!("signInFail" in redis)) redis.defineCommand("signInFail", { numberOfKeys: 1, lua: FAIL });
     this.redis = redis as GuardRedis;

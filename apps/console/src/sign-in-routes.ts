@@ -93,7 +93,10 @@ interface Refusal {
  */
 async function checkLimits(deps: SignInDeps, email: string, address: string): Promise<Refusal | null> {
   const rate = deps.config.console.signInRate;
-  const [byAddress, known] = await Promise.all([deps.rateLimiter.take("sign-in", `ip:${address}`, rate), email ? deps.guard.isKnownAddress(email, address) : false]);
+  const [byAddress, known] = await Promise.all([
+    deps.rateLimiter.take("sign-in", `ip:${address}`, rate),
+    email ? deps.guard.isKnownAddress(email, address) : false,
+  ]);
   if (!byAddress.allowed) return { reason: "address", message: "Too many sign-in attempts; wait a minute and try again." };
   if (!email) return null;
   if (!known && !(await deps.rateLimiter.take("sign-in", `email:${email}`, rate)).allowed) {

@@ -78,7 +78,10 @@ describe("sign-in", () => {
 
   test("a wrong password and an unknown e-mail get the same answer and no session", async () => {
     const op = await createOperator(gw.deps.db);
-    for (const fields of [{ email: op.email, password: "wrong password!" }, { email: "nobody@example.test", password: op.password }]) {
+    for (const fields of [
+      { email: op.email, password: "wrong password!" },
+      { email: "nobody@example.test", password: op.password },
+    ]) {
       const res = await attempt(fields);
       expect(res.status).toBe(401);
       expect(res.text).toContain("Wrong e-mail or password.");
@@ -141,7 +144,11 @@ describe("sign-in", () => {
     const form = await html("/console/sign-in", own.cookie);
     const csrf = cookieFrom(form, "gen_console_csrf")!;
     const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
-    const res = await request(gw.app).post("/console/sign-in").set("Cookie", `${own.cookie}; ${csrf}`).type("form").send({ _csrf: token, email: own.email, password: own.password });
+    const res = await request(gw.app)
+      .post("/console/sign-in")
+      .set("Cookie", `${own.cookie}; ${csrf}`)
+      .type("form")
+      .send({ _csrf: token, email: own.email, password: own.password });
     expect(res.status).toBe(303);
     expect((await html("/console", own.cookie)).status).toBe(302);
     expect((await html("/console", cookieFrom(res, "gen_console"))).status).toBe(200);
@@ -185,10 +192,19 @@ describe("with a session", () => {
     const browser = await request(gw.app).post("/console/sign-out").set("Cookie", session.cookie).set("Accept", "text/html").type("form").send({});
     expect(browser.status).toBe(403);
     expect(browser.text).toContain('data-code="10006"');
-    const script = await request(gw.app).post("/console/sign-out").set("Cookie", session.cookie).type("form").send({ _csrf: "x".repeat(43) });
+    const script = await request(gw.app)
+      .post("/console/sign-out")
+      .set("Cookie", session.cookie)
+      .type("form")
+      .send({ _csrf: "x".repeat(43) });
     expect(script.status).toBe(403);
     expect(script.body.error.code).toBe(10006);
-    const crossSite = await request(gw.app).post("/console/sign-out").set("Cookie", session.cookie).set("Origin", "https://evil.example").type("form").send({ _csrf: session.csrfToken });
+    const crossSite = await request(gw.app)
+      .post("/console/sign-out")
+      .set("Cookie", session.cookie)
+      .set("Origin", "https://evil.example")
+      .type("form")
+      .send({ _csrf: session.csrfToken });
     expect(crossSite.status).toBe(403);
     expect((await html("/console", session.cookie)).status).toBe(200);
   });
@@ -204,7 +220,9 @@ describe("with a session", () => {
     const path = `/console/queues/api/queues/${QUEUE_NAMES.generation}/pause`;
     expect((await request(gw.app).put(path).set("Cookie", session.cookie)).status).toBe(403);
     expect((await request(gw.app).put(path).set("Cookie", session.cookie).set("Origin", "https://evil.example")).status).toBe(403);
-    expect((await request(gw.app).put(path).set("Cookie", session.cookie).set("Sec-Fetch-Site", "cross-site").set("Origin", gw.deps.config.console.baseUrl)).status).toBe(403);
+    expect(
+      (await request(gw.app).put(path).set("Cookie", session.cookie).set("Sec-Fetch-Site", "cross-site").set("Origin", gw.deps.config.console.baseUrl)).status,
+    ).toBe(403);
     const own = await request(gw.app).put(path).set("Cookie", session.cookie).set("Origin", gw.deps.config.console.baseUrl);
     expect(own.status).toBe(200);
     expect(await gw.deps.generationQueue.isPaused()).toBe(true);

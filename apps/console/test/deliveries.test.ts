@@ -33,12 +33,15 @@ afterAll(async () => {
 
 const get = (path: string) => request(gw.app).get(path).set("Accept", "text/html").set("Cookie", operator.cookie);
 /** What the browser sends when the operator presses Redeliver: the session cookie and the form's CSRF field. */
-const redeliver = (taskId: string, app = gw.app) => request(app).post(`${BASE}/${taskId}/redeliver`).set("Cookie", operator.cookie).type("form").send({ _csrf: operator.csrfToken });
+const redeliver = (taskId: string, app = gw.app) =>
+  request(app).post(`${BASE}/${taskId}/redeliver`).set("Cookie", operator.cookie).type("form").send({ _csrf: operator.csrfToken });
 
 type DeliveryStatus = "pending" | "in_progress" | "delivered" | "failed";
 
 /** A terminal task as the workers leave it, with `outcomes` as its recorded attempts. */
-async function seedTask(options: { delivery?: DeliveryStatus | null; outcomes?: Array<{ outcome: string; status: number | null; finishedAt?: Date }>; failed?: boolean } = {}) {
+async function seedTask(
+  options: { delivery?: DeliveryStatus | null; outcomes?: Array<{ outcome: string; status: number | null; finishedAt?: Date }>; failed?: boolean } = {},
+) {
   const db = gw.deps.db;
   const id = newTaskId();
   const finishedAt = new Date(Date.now() - 60_000);
@@ -71,7 +74,16 @@ async function seedTask(options: { delivery?: DeliveryStatus | null; outcomes?: 
     const startedAt = new Date(at);
     const done = attempt.finishedAt ?? new Date(at + 120);
     at = done.getTime() + 1_000;
-    return { id: newDeliveryId(), taskId: id, attemptNo: index + 1, startedAt, finishedAt: done, outcome: attempt.outcome, responseStatus: attempt.status, durationMs: done.getTime() - startedAt.getTime() };
+    return {
+      id: newDeliveryId(),
+      taskId: id,
+      attemptNo: index + 1,
+      startedAt,
+      finishedAt: done,
+      outcome: attempt.outcome,
+      responseStatus: attempt.status,
+      durationMs: done.getTime() - startedAt.getTime(),
+    };
   });
   if (rows.length > 0) await db.webhookAttempt.createMany({ data: rows });
   const last = rows.at(-1);
@@ -91,7 +103,13 @@ async function seedTask(options: { delivery?: DeliveryStatus | null; outcomes?: 
   return id;
 }
 
-const decode = (html: string) => html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const decode = (html: string) =>
+  html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 const text = (html: string, pattern: RegExp) => decode(pattern.exec(html)?.[1] ?? "");
 const attemptRows = (html: string) => /<table id="attempts">[\s\S]*?<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1]?.match(/<tr\b/g)?.length ?? 0;
 
@@ -113,7 +131,7 @@ describe("GET /console/deliveries/:taskId", () => {
     // The webhook object is the API's, value for value: the API's renderer (@gen/task-render) over
     // the same rows. (The console app has no API; the gateway test console-mount.test.ts compares
     // with GET /api/v1/tasks/{id}?include=webhook itself.)
-    const api = { body: taskObject((await gw.deps.db.task.findUniqueOrThrow({ where: { id: taskId } })), { webhook: await readDelivery(gw.deps.db, taskId) }) };
+    const api = { body: taskObject(await gw.deps.db.task.findUniqueOrThrow({ where: { id: taskId } }), { webhook: await readDelivery(gw.deps.db, taskId) }) };
     expect(JSON.parse(text(html, /<pre id="webhook-object">([\s\S]*?)<\/pre>/))).toEqual(JSON.parse(JSON.stringify(api.body.webhook)));
     expect(api.body.webhook).toMatchObject({ status: "delivered", attempts: 3, response_status: 204 });
     expect(text(html, /<td id="webhook-attempts">(\d+)<\/td>/)).toBe("3");
@@ -137,7 +155,9 @@ describe("GET /console/deliveries/:taskId", () => {
       expect(row).toContain("<td>schedule</td>");
     }
     // Finished: the redeliver form is live and carries the CSRF field.
-    expect(html).toContain(`<form id="redeliver-form" method="post" action="/console/deliveries/${taskId}/redeliver"><input type="hidden" name="_csrf" value="${operator.csrfToken}"><button id="redeliver" type="submit">`);
+    expect(html).toContain(
+      `<form id="redeliver-form" method="post" action="/console/deliveries/${taskId}/redeliver"><input type="hidden" name="_csrf" value="${operator.csrfToken}"><button id="redeliver" type="submit">`,
+    );
   });
 
   test("a task without webhook_url says so; a pending delivery cannot be redelivered yet", async () => {
@@ -199,7 +219,14 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
   });
 
   test("a failed delivery is requested as the attempt after its last", async () => {
-    const taskId = await seedTask({ delivery: "failed", outcomes: [{ outcome: "http_500", status: 500 }, { outcome: "http_500", status: 500 }, { outcome: "connect_failed", status: null }] });
+    const taskId = await seedTask({
+      delivery: "failed",
+      outcomes: [
+        { outcome: "http_500", status: 500 },
+        { outcome: "http_500", status: 500 },
+        { outcome: "connect_failed", status: null },
+      ],
+    });
     const response = await redeliver(taskId).expect(303);
     expect(response.headers.location).toBe(`${BASE}/${taskId}?redelivery=requested&attempt=4`);
     expect(await gw.deps.webhookQueue.getJobState(webhookJobId(taskId, 4))).toBe("waiting");
@@ -218,7 +245,10 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
 
     await redeliver(newTaskId()).expect(404);
     await redeliver("nope").expect(404);
-    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId: pending } })).toMatchObject({ status: "pending", redeliveryRequestedBy: null });
+    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId: pending } })).toMatchObject({
+      status: "pending",
+      redeliveryRequestedBy: null,
+    });
   });
 
   test("flash codes are fixed sentences: nothing from the URL is echoed", async () => {
@@ -240,8 +270,13 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
     const response = await redeliver(taskId, broken.app).expect(303);
     await broken.close();
     expect(response.headers.location).toBe(`${BASE}/${taskId}?redelivery=deferred&attempt=2`);
-    expect((await get(response.headers.location!)).text).toMatch(/Redelivery recorded as attempt 2, but the queue did not answer; the reconciler in the worker starts it within about \d+ s\./);
-    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({ status: "in_progress", redeliveryRequestedBy: operator.email });
+    expect((await get(response.headers.location!)).text).toMatch(
+      /Redelivery recorded as attempt 2, but the queue did not answer; the reconciler in the worker starts it within about \d+ s\./,
+    );
+    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+      status: "in_progress",
+      redeliveryRequestedBy: operator.email,
+    });
   });
 });
 
@@ -258,8 +293,20 @@ describe("deliveries per minute", () => {
         { outcome: "delivered", status: 200, finishedAt: at(5) },
       ],
     });
-    await seedTask({ delivery: "delivered", outcomes: [{ outcome: "timeout", status: null, finishedAt: at(12) }, { outcome: "delivered", status: 200, finishedAt: at(12) }] });
-    await seedTask({ delivery: "failed", outcomes: [{ outcome: "attempt_lost", status: null, finishedAt: at(12) }, { outcome: "stale_claim", status: null, finishedAt: at(70) }] });
+    await seedTask({
+      delivery: "delivered",
+      outcomes: [
+        { outcome: "timeout", status: null, finishedAt: at(12) },
+        { outcome: "delivered", status: 200, finishedAt: at(12) },
+      ],
+    });
+    await seedTask({
+      delivery: "failed",
+      outcomes: [
+        { outcome: "attempt_lost", status: null, finishedAt: at(12) },
+        { outcome: "stale_claim", status: null, finishedAt: at(70) },
+      ],
+    });
 
     const stats = (await get(`${BASE}/stats.json`).expect(200).expect("content-type", /json/)).body as {
       from: string;
@@ -281,7 +328,8 @@ describe("deliveries per minute", () => {
     const svg = /<svg id="deliveries-chart"[\s\S]*?<\/svg>\s*<figcaption/.exec(html)?.[0] ?? "";
     expect(svg).toContain(`role="img"`);
     expect(svg).toMatch(/<title id="chart-title">Webhook attempts per minute by outcome/);
-    const bar = (minutesAgo: number, outcome: string) => new RegExp(`<rect [^>]*data-minute="${key(minutesAgo)}" data-outcome="${outcome}" data-count="(\\d+)"><title>([^<]*)</title>`).exec(svg);
+    const bar = (minutesAgo: number, outcome: string) =>
+      new RegExp(`<rect [^>]*data-minute="${key(minutesAgo)}" data-outcome="${outcome}" data-count="(\\d+)"><title>([^<]*)</title>`).exec(svg);
     expect(bar(5, "http_error")?.[1]).toBe("2");
     expect(bar(5, "http_error")?.[2]).toBe(`${key(5).slice(11, 16)} UTC: http_error 2 of 3`);
     expect(bar(12, "attempt_lost")?.[1]).toBe("1");

@@ -15,7 +15,13 @@ async function attempt(gw: TestConsole, address: string, email: string, password
   const form = await request(gw.app).get("/console/sign-in").set("Accept", "text/html").set("X-Forwarded-For", address);
   const cookie = cookieFrom(form, "gen_console_csrf")!;
   const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
-  return request(gw.app).post("/console/sign-in").set("Cookie", cookie).set("Accept", "text/html").set("X-Forwarded-For", address).type("form").send({ _csrf: token, email, password });
+  return request(gw.app)
+    .post("/console/sign-in")
+    .set("Cookie", cookie)
+    .set("Accept", "text/html")
+    .set("X-Forwarded-For", address)
+    .type("form")
+    .send({ _csrf: token, email, password });
 }
 
 describe("per-account back-off", () => {
@@ -94,7 +100,14 @@ test("an operator whose hash has older scrypt parameters signs in, and the hash 
     const email = `legacy-${randomBytes(4).toString("hex")}@example.test`;
     const password = "an operator from the first release";
     const salt = randomBytes(16);
-    const legacy = ["scrypt", 2 ** 15, 8, 1, salt.toString("base64url"), scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString("base64url")].join("$");
+    const legacy = [
+      "scrypt",
+      2 ** 15,
+      8,
+      1,
+      salt.toString("base64url"),
+      scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString("base64url"),
+    ].join("$");
     await gw.deps.db.operator.create({ data: { id: newOperatorId(), email, passwordHash: legacy } });
     const first = await attempt(gw, "203.0.113.50", email, password);
     expect(first.status).toBe(303);

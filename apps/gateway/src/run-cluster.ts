@@ -18,7 +18,8 @@ interface ReadyMessage {
   port: number;
 }
 
-const isReady = (message: unknown): message is ReadyMessage => typeof message === "object" && message !== null && (message as { ready?: unknown }).ready === "gateway";
+const isReady = (message: unknown): message is ReadyMessage =>
+  typeof message === "object" && message !== null && (message as { ready?: unknown }).ready === "gateway";
 
 /**
  * GATEWAY_PROCESSES > 1: this process is a supervisor only (no database, no Redis, no requests).

@@ -66,12 +66,15 @@ describe("browser origins", () => {
     expect(res.status).toBe(200);
     expect(res.headers["access-control-allow-origin"]).toBe("https://app.example.com");
     expect(res.headers["access-control-expose-headers"]).toContain("X-Request-Id");
-    const preflight = await request(gw.app).options("/api/v1/images/generations").set("Origin", "https://app.example.com").set("Access-Control-Request-Method", "POST");
+    const preflight = await request(gw.app)
+      .options("/api/v1/images/generations")
+      .set("Origin", "https://app.example.com")
+      .set("Access-Control-Request-Method", "POST");
     expect(preflight.status).toBe(204);
     expect(preflight.headers["access-control-allow-headers"]).toContain("Authorization");
   });
 
-  test("the gateway's own origin (BASE_URL, where /docs runs \"try it out\") passes without being listed", async () => {
+  test('the gateway\'s own origin (BASE_URL, where /docs runs "try it out") passes without being listed', async () => {
     const own = new URL(gw.deps.config.baseUrl).origin;
     const res = await request(gw.app).post("/api/v1/images/generations").set("Origin", own).set("Authorization", user.auth).send(body);
     expect(res.status).toBe(202);

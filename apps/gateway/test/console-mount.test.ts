@@ -17,7 +17,13 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const decode = (html: string) => html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const decode = (html: string) =>
+  html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 test("sign-in on the gateway's port; the delivery page shows the webhook object exactly as the API returns it", async () => {
   const db = gw.deps.db;
@@ -41,8 +47,29 @@ test("sign-in on the gateway's port; the delivery page shows the webhook object 
       finishedAt,
     },
   });
-  await db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: 1, startedAt: finishedAt, finishedAt: new Date(finishedAt.getTime() + 120), outcome: "delivered", responseStatus: 204, durationMs: 120 } });
-  await db.webhookDelivery.create({ data: { taskId, url: "https://hooks.example.test/receive?token=secret", status: "delivered", attempts: 1, responseStatus: 204, lastAttemptAt: finishedAt, deliveredAt: finishedAt } });
+  await db.webhookAttempt.create({
+    data: {
+      id: newDeliveryId(),
+      taskId,
+      attemptNo: 1,
+      startedAt: finishedAt,
+      finishedAt: new Date(finishedAt.getTime() + 120),
+      outcome: "delivered",
+      responseStatus: 204,
+      durationMs: 120,
+    },
+  });
+  await db.webhookDelivery.create({
+    data: {
+      taskId,
+      url: "https://hooks.example.test/receive?token=secret",
+      status: "delivered",
+      attempts: 1,
+      responseStatus: 204,
+      lastAttemptAt: finishedAt,
+      deliveredAt: finishedAt,
+    },
+  });
 
   const page = await request(gw.app).get(`/console/deliveries/${taskId}`).set("Accept", "text/html").set("Cookie", operator.cookie).expect(200);
   const api = await request(gw.app).get(`/api/v1/tasks/${taskId}?include=webhook`).set("Authorization", user.auth).expect(200);

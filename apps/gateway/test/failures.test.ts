@@ -39,9 +39,26 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   });
   const before = await snapshot(db, user.userId);
   expectError(await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body), 503, 70001);
-  const task = await db.task.create({ data: { id: newTaskId(), userId: user.userId, endpoint: "images", model: "sim-image-1", status: "queued", input: {}, requestId: "req_test", reservedCredits: 0, billingMethod: "fixed" } });
+  const task = await db.task.create({
+    data: {
+      id: newTaskId(),
+      userId: user.userId,
+      endpoint: "images",
+      model: "sim-image-1",
+      status: "queued",
+      input: {},
+      requestId: "req_test",
+      reservedCredits: 0,
+      billingMethod: "fixed",
+    },
+  });
   const polls = [];
-  for (let i = 0; i < 4; i++) polls.push(await request(gw.app).get(i % 2 ? "/api/v1/account" : `/api/v1/tasks/${task.id}`).set("Authorization", user.auth));
+  for (let i = 0; i < 4; i++)
+    polls.push(
+      await request(gw.app)
+        .get(i % 2 ? "/api/v1/account" : `/api/v1/tasks/${task.id}`)
+        .set("Authorization", user.auth),
+    );
   expect(polls.map((r) => r.status)).toEqual([200, 200, 200, 429]);
   expect(polls[0]!.body.id).toBe(task.id);
   expect(polls[1]!.body.credits).toBe(before.credits);
@@ -109,7 +126,11 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
   const hidden = await db.task.findFirstOrThrow({ where: { userId: user.userId, discardedAt: { not: null } } });
   expectError(await request(gw.app).get(`/api/v1/tasks/${hidden.id}`).set("Authorization", user.auth), 404, 40001);
   const ledger = await db.ledgerEntry.findMany({ where: { taskId: hidden.id }, orderBy: { id: "asc" } });
-  expect(ledger.map((e) => [e.kind, e.amount])).toEqual([["reserve", hidden.reservedCredits], ["refund", hidden.reservedCredits], ["charge", 0]]);
+  expect(ledger.map((e) => [e.kind, e.amount])).toEqual([
+    ["reserve", hidden.reservedCredits],
+    ["refund", hidden.reservedCredits],
+    ["charge", 0],
+  ]);
   await expectLedgerInvariant(db, user.userId);
   await gw.close();
   deadRedis.disconnect();
@@ -124,7 +145,13 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
 
 test("60099 for anything unexpected; the detail stays in the log", async () => {
   const gw = await createTestGateway({}, (deps) => ({
-    catalog: { ...deps.catalog, validate: deps.catalog.validate.bind(deps.catalog), price: () => { throw new TypeError("secret internal detail"); } },
+    catalog: {
+      ...deps.catalog,
+      validate: deps.catalog.validate.bind(deps.catalog),
+      price: () => {
+        throw new TypeError("secret internal detail");
+      },
+    },
   }));
   const before = await snapshot(db, user.userId);
   const res = await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body);

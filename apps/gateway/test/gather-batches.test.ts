@@ -17,7 +17,11 @@ test("items pushed in one turn go together, capped at maxSize, in arrival order"
   const { batches, finish, push } = harness(4, 10);
   for (let i = 0; i < 10; i++) push(i);
   await turn();
-  expect(batches).toEqual([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]);
+  expect(batches).toEqual([
+    [0, 1, 2, 3],
+    [4, 5, 6, 7],
+    [8, 9],
+  ]);
   finish.forEach((done) => done());
 });
 

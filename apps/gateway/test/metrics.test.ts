@@ -24,7 +24,10 @@ const sample = (body: string, name: string, labels: string): number | undefined 
 };
 
 test("GET /metrics shows requests by route pattern and status, queue depths, and no raw ids", async () => {
-  const submitted = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "a lighthouse" });
+  const submitted = await request(gw.app)
+    .post("/api/v1/images/generations")
+    .set("Authorization", user.auth)
+    .send({ model: "sim-image-1", prompt: "a lighthouse" });
   expect({ status: submitted.status, body: submitted.body }).toMatchObject({ status: 202 });
   const taskId: string = submitted.body.id;
   expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).status).toBe(200);
@@ -72,7 +75,9 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
 test("a scrape still answers when a queue's counts do not arrive, without stale queue depths", async () => {
   // A queue whose Redis never answers, as when Redis hangs; the gauge gives up after queueTimeoutMs.
   const hung = { name: "generation", getJobCounts: () => new Promise<Record<string, number>>(() => {}) };
-  const stuck = await createTestGateway({ METRICS_TOKEN: TOKEN }, () => ({ metrics: createMetrics({ queues: [hung], queueTimeoutMs: 200, defaultMetrics: false }) }));
+  const stuck = await createTestGateway({ METRICS_TOKEN: TOKEN }, () => ({
+    metrics: createMetrics({ queues: [hung], queueTimeoutMs: 200, defaultMetrics: false }),
+  }));
   try {
     const res = await scrape(stuck.app);
     expect(res.status).toBe(200);

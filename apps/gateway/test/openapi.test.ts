@@ -53,7 +53,8 @@ describe("the served document", () => {
 
   test("the checker itself rejects what breaks the document", async () => {
     const res = await request(gw.app).get("/api/v1/account").set("Authorization", user.auth);
-    const forged = (body: unknown, headers: Record<string, string> = res.headers as Record<string, string>, status = res.status) => ({ ...res, status, headers, body }) as request.Response;
+    const forged = (body: unknown, headers: Record<string, string> = res.headers as Record<string, string>, status = res.status) =>
+      ({ ...res, status, headers, body }) as request.Response;
     expect(api.check(forged({ credits: "many" }), "get", "/api/v1/account")).not.toEqual([]);
     expect(api.check(forged({ credits: 1, extra: true }), "get", "/api/v1/account")).not.toEqual([]);
     expect(api.check(forged({ credits: 1 }, { "content-type": "application/json" }), "get", "/api/v1/account")).not.toEqual([]);
@@ -85,7 +86,12 @@ describe("real responses match the document", () => {
     ENDPOINTS.flatMap((endpoint) => {
       const path = ENDPOINT_PATHS[endpoint];
       const media = api.doc.paths[path].post.requestBody.content["application/json"];
-      return Object.values(media.examples).map((example: any) => ({ endpoint, path, body: example.value as Record<string, unknown>, schema: media.schema.$ref as string }));
+      return Object.values(media.examples).map((example: any) => ({
+        endpoint,
+        path,
+        body: example.value as Record<string, unknown>,
+        schema: media.schema.$ref as string,
+      }));
     });
 
   test("every documented request example is accepted (202) and answers as documented; then the task at each stage", async () => {
@@ -104,7 +110,13 @@ describe("real responses match the document", () => {
 
       await gw.deps.db.task.update({
         where: { id },
-        data: { status: "completed", output: OUTPUTS[endpoint], chargedCredits: 1, refundedCredits: queued.body.billing.reserved_credits - 1, finishedAt: new Date() },
+        data: {
+          status: "completed",
+          output: OUTPUTS[endpoint],
+          chargedCredits: 1,
+          refundedCredits: queued.body.billing.reserved_credits - 1,
+          finishedAt: new Date(),
+        },
       });
       if (body.webhook_url !== undefined) {
         await gw.deps.db.webhookDelivery.update({
@@ -152,17 +164,64 @@ describe("real responses match the document", () => {
     const cases: [request.Test, string, string, number][] = [
       [request(gw.app).post("/api/v1/images/generations").send({ model: "sim-image-1", prompt: "x" }), "post", "/api/v1/images/generations", 10001],
       [request(gw.app).post("/api/v1/images/generations").set("Authorization", "Basic abc").send({}), "post", "/api/v1/images/generations", 10002],
-      [request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).set("Origin", "https://evil.example").send({}), "post", "/api/v1/images/generations", 10006],
+      [
+        request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).set("Origin", "https://evil.example").send({}),
+        "post",
+        "/api/v1/images/generations",
+        10006,
+      ],
       [request(gw.app).post("/api/v1/essay").set("Authorization", auth).set("Content-Type", "application/json").send("[1]"), "post", "/api/v1/essay", 20001],
-      [request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).send({ model: "sim-image-1" }), "post", "/api/v1/images/generations", 20002],
-      [request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).send({ model: "sim-image-1", prompt: "x", webhook_url: "http://10.0.0.1/h" }), "post", "/api/v1/images/generations", 20003],
+      [
+        request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).send({ model: "sim-image-1" }),
+        "post",
+        "/api/v1/images/generations",
+        20002,
+      ],
+      [
+        request(gw.app)
+          .post("/api/v1/images/generations")
+          .set("Authorization", auth)
+          .send({ model: "sim-image-1", prompt: "x", webhook_url: "http://10.0.0.1/h" }),
+        "post",
+        "/api/v1/images/generations",
+        20003,
+      ],
       [request(gw.app).post("/api/v1/detect").set("Authorization", auth).send({ model: "sim-image-1", text: "x" }), "post", "/api/v1/detect", 20004],
-      [request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).send({ model: "sim-image-1", prompt: "x", size: "1x1" }), "post", "/api/v1/images/generations", 20005],
-      [request(gw.app).post("/api/v1/humanize").set("Authorization", auth).set("Content-Type", "application/json").send(`{"model":"sim-humanize-1","text":"${"a".repeat(1_100_000)}"}`), "post", "/api/v1/humanize", 20008],
-      [request(gw.app).post("/api/v1/audio/generations").set("Authorization", poor.auth).send({ model: "sim-audio-1", prompt: "x" }), "post", "/api/v1/audio/generations", 30001],
+      [
+        request(gw.app).post("/api/v1/images/generations").set("Authorization", auth).send({ model: "sim-image-1", prompt: "x", size: "1x1" }),
+        "post",
+        "/api/v1/images/generations",
+        20005,
+      ],
+      [
+        request(gw.app)
+          .post("/api/v1/humanize")
+          .set("Authorization", auth)
+          .set("Content-Type", "application/json")
+          .send(`{"model":"sim-humanize-1","text":"${"a".repeat(1_100_000)}"}`),
+        "post",
+        "/api/v1/humanize",
+        20008,
+      ],
+      [
+        request(gw.app).post("/api/v1/audio/generations").set("Authorization", poor.auth).send({ model: "sim-audio-1", prompt: "x" }),
+        "post",
+        "/api/v1/audio/generations",
+        30001,
+      ],
       [request(gw.app).get("/api/v1/tasks/task_00000000000000000000000000000000").set("Authorization", auth), "get", "/api/v1/tasks/{id}", 40001],
-      [request(gw.app).get("/api/v1/tasks/task_00000000000000000000000000000000?include=secrets").set("Authorization", auth), "get", "/api/v1/tasks/{id}", 20003],
-      [request(gw.app).post("/api/v1/tasks/task_00000000000000000000000000000000/cancel").set("Authorization", auth), "post", "/api/v1/tasks/{id}/cancel", 40001],
+      [
+        request(gw.app).get("/api/v1/tasks/task_00000000000000000000000000000000?include=secrets").set("Authorization", auth),
+        "get",
+        "/api/v1/tasks/{id}",
+        20003,
+      ],
+      [
+        request(gw.app).post("/api/v1/tasks/task_00000000000000000000000000000000/cancel").set("Authorization", auth),
+        "post",
+        "/api/v1/tasks/{id}/cancel",
+        40001,
+      ],
       [request(gw.app).get("/api/v1/account").set("Authorization", "Bearer sk_nope"), "get", "/api/v1/account", 10003],
     ];
     for (const [pending, method, path, code] of cases) {

@@ -89,10 +89,18 @@ test("a finished task whose webhook is delivered is answered with zero SQL state
   const user = await createUser(gw.deps.db);
   const stranger = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
-  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, refundedCredits: 1, finishedAt: new Date() } });
+  await gw.deps.db.task.update({
+    where: { id: taskId },
+    data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, refundedCredits: 1, finishedAt: new Date() },
+  });
   const at = new Date();
-  await gw.deps.db.webhookAttempt.create({ data: { id: `whd_${taskId.slice(5)}`, taskId, attemptNo: 1, startedAt: at, finishedAt: at, outcome: "delivered", responseStatus: 200, durationMs: 5 } });
-  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "delivered", attempts: 1, responseStatus: 200, lastAttemptAt: at, deliveredAt: at } });
+  await gw.deps.db.webhookAttempt.create({
+    data: { id: `whd_${taskId.slice(5)}`, taskId, attemptNo: 1, startedAt: at, finishedAt: at, outcome: "delivered", responseStatus: 200, durationMs: 5 },
+  });
+  await gw.deps.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "delivered", attempts: 1, responseStatus: 200, lastAttemptAt: at, deliveredAt: at },
+  });
 
   const paths = [`/api/v1/tasks/${taskId}`, `/api/v1/tasks/${taskId}?include=webhook,billing`];
   const first = await Promise.all(paths.map((path) => request(gw.app).get(path).set("Authorization", user.auth)));
@@ -110,12 +118,25 @@ test("a finished task whose webhook is delivered is answered with zero SQL state
 test("a finished task whose webhook is still moving is read afresh on every poll", async () => {
   const user = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
-  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "failed", errorCode: 80003, errorMessage: "Upstream returned a terminal failure", chargedCredits: 0, refundedCredits: 4, finishedAt: new Date() } });
+  await gw.deps.db.task.update({
+    where: { id: taskId },
+    data: {
+      status: "failed",
+      errorCode: 80003,
+      errorMessage: "Upstream returned a terminal failure",
+      chargedCredits: 0,
+      refundedCredits: 4,
+      finishedAt: new Date(),
+    },
+  });
   const path = `/api/v1/tasks/${taskId}?include=webhook`;
   const pending = await request(gw.app).get(path).set("Authorization", user.auth);
   expect(pending.body.webhook).toMatchObject({ status: "pending", attempts: 0 });
 
-  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "failed", attempts: 3, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date() } });
+  await gw.deps.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "failed", attempts: 3, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date() },
+  });
   const failed = await request(gw.app).get(path).set("Authorization", user.auth);
   expect(failed.body.webhook).toMatchObject({ status: "failed", attempts: 3, last_error: "http_500" });
   // A console redelivery can move a failed delivery again: still not cached.

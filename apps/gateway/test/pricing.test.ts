@@ -31,14 +31,23 @@ test("30002 when the model has no pricing, before 30001, and nothing changes", a
 });
 
 test("30002 when the price table has no entry for the requested size", async () => {
-  const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-partial", prompt: "x", size: "512x512" });
+  const res = await request(gw.app)
+    .post("/api/v1/images/generations")
+    .set("Authorization", user.auth)
+    .send({ model: "sim-image-partial", prompt: "x", size: "512x512" });
   expectError(res, 400, 30002);
   // A priced size gets past pricing and stops at credits (the balance is 0).
-  const priced = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-partial", prompt: "x", size: "256x256" });
+  const priced = await request(gw.app)
+    .post("/api/v1/images/generations")
+    .set("Authorization", user.auth)
+    .send({ model: "sim-image-partial", prompt: "x", size: "256x256" });
   expectError(priced, 402, 30001);
 });
 
 test("webhook_url errors come before 30002", async () => {
-  const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-unpriced", prompt: "x", webhook_url: "http://example.com" });
+  const res = await request(gw.app)
+    .post("/api/v1/images/generations")
+    .set("Authorization", user.auth)
+    .send({ model: "sim-image-unpriced", prompt: "x", webhook_url: "http://example.com" });
   expectError(res, 400, 20003);
 });

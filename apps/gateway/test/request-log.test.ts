@@ -31,7 +31,13 @@ test("one JSON line per request with request id, user id, status and duration; n
 
   const requests = lines.filter((line) => line.message === "request");
   expect(requests).toHaveLength(3);
-  expect(requests[0]).toMatchObject({ request_id: res.headers["x-request-id"], user_id: user.userId, method: "POST", path: "/api/v1/images/generations", status: 202 });
+  expect(requests[0]).toMatchObject({
+    request_id: res.headers["x-request-id"],
+    user_id: user.userId,
+    method: "POST",
+    path: "/api/v1/images/generations",
+    status: 202,
+  });
   expect(typeof requests[0]!.duration_ms).toBe("number");
   expect(requests[1]!.path).toBe(`/api/v1/tasks/${res.body.id}`);
   expect(requests[2]).toMatchObject({ user_id: null, status: 401 });

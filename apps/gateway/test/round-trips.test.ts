@@ -64,7 +64,10 @@ test("a poll: one task select and one rate-limit call; a finished task: the rate
   // The key is cached since the submission: no api_keys read.
   expect(await count()).toEqual(["SELECT"]);
   expect(statements[0]).toMatch(/from "?tasks"?/i);
-  await gw.deps.db.task.update({ where: { id: submitted.body.id }, data: { status: "completed", output: { image_urls: [] }, chargedCredits: 4, refundedCredits: 0, finishedAt: new Date() } });
+  await gw.deps.db.task.update({
+    where: { id: submitted.body.id },
+    data: { status: "completed", output: { image_urls: [] }, chargedCredits: 4, refundedCredits: 0, finishedAt: new Date() },
+  });
   expect(await count()).toEqual(["SELECT"]);
   expect(await count()).toEqual([]);
   process.stdout.write("poll path: 1 SQL statement (open task), 0 (finished task), Redis: 1 limiter call\n");
@@ -80,7 +83,13 @@ test("a batch of k submissions: one insert statement for all of them and one add
   const k = 5;
   const results = await Promise.all(
     Array.from({ length: k }, (_, i) =>
-      submit({ userId: users[i % users.length]!.userId, requestId: `req-rt-${i}`, endpoint: "images", body: { model: "sim-image-1", prompt: `batch ${i}` }, idempotencyKey: undefined }),
+      submit({
+        userId: users[i % users.length]!.userId,
+        requestId: `req-rt-${i}`,
+        endpoint: "images",
+        body: { model: "sim-image-1", prompt: `batch ${i}` },
+        idempotencyKey: undefined,
+      }),
     ),
   );
   expect(new Set(results.map((r) => r.task.id)).size).toBe(k);

@@ -69,7 +69,11 @@ describe("Idempotency-Key", () => {
     const body = { model: "sim-image-1", prompt: "idempotent", n: 2 };
     const first = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).set("Idempotency-Key", key).send(body);
     const before = await snapshot(gw.deps.db, user.userId);
-    const second = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).set("Idempotency-Key", key).send({ prompt: "idempotent", n: 2, model: "sim-image-1" });
+    const second = await request(gw.app)
+      .post("/api/v1/images/generations")
+      .set("Authorization", user.auth)
+      .set("Idempotency-Key", key)
+      .send({ prompt: "idempotent", n: 2, model: "sim-image-1" });
     expect(first.status).toBe(202);
     expect(second.status).toBe(202);
     expect(second.body.id).toBe(first.body.id);
@@ -80,7 +84,9 @@ describe("Idempotency-Key", () => {
     const key = `race-${Date.now()}`;
     const before = await snapshot(gw.deps.db, user.userId);
     const responses = await Promise.all(
-      Array.from({ length: 6 }, () => request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "same" })),
+      Array.from({ length: 6 }, () =>
+        request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "same" }),
+      ),
     );
     expect(new Set(responses.map((r) => r.status))).toEqual(new Set([202]));
     expect(new Set(responses.map((r) => r.body.id)).size).toBe(1);
@@ -92,7 +98,11 @@ describe("Idempotency-Key", () => {
     const key = `k2-${Date.now()}`;
     await request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "a" });
     const before = await snapshot(gw.deps.db, user.userId);
-    const res = await request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "b" });
+    const res = await request(gw.app)
+      .post("/api/v1/detect")
+      .set("Authorization", user.auth)
+      .set("Idempotency-Key", key)
+      .send({ model: "sim-detect-1", text: "b" });
     expectError(res, 400, 20003);
     expect(res.body.error.message).toMatch(/Idempotency-Key/);
     expect(await snapshot(gw.deps.db, user.userId)).toEqual(before);
@@ -101,21 +111,44 @@ describe("Idempotency-Key", () => {
   test("another user's key space is separate", async () => {
     const other = await createUser(gw.deps.db, 1000);
     const key = `shared-${Date.now()}`;
-    const a = await request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "a" });
-    const b = await request(gw.app).post("/api/v1/detect").set("Authorization", other.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "a" });
+    const a = await request(gw.app)
+      .post("/api/v1/detect")
+      .set("Authorization", user.auth)
+      .set("Idempotency-Key", key)
+      .send({ model: "sim-detect-1", text: "a" });
+    const b = await request(gw.app)
+      .post("/api/v1/detect")
+      .set("Authorization", other.auth)
+      .set("Idempotency-Key", key)
+      .send({ model: "sim-detect-1", text: "a" });
     expect(b.body.id).not.toBe(a.body.id);
   });
 
   test("a key over 255 characters is 20003", async () => {
-    const res = await request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", "k".repeat(256)).send({ model: "sim-detect-1", text: "a" });
+    const res = await request(gw.app)
+      .post("/api/v1/detect")
+      .set("Authorization", user.auth)
+      .set("Idempotency-Key", "k".repeat(256))
+      .send({ model: "sim-detect-1", text: "a" });
     expectError(res, 400, 20003);
   });
 
   test("an expired key (older than 24 h) starts a new task", async () => {
     const key = `old-${Date.now()}`;
-    const first = await request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "a" });
-    await gw.deps.db.idempotencyKey.update({ where: { userId_key: { userId: user.userId, key } }, data: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) } });
-    const second = await request(gw.app).post("/api/v1/detect").set("Authorization", user.auth).set("Idempotency-Key", key).send({ model: "sim-detect-1", text: "a" });
+    const first = await request(gw.app)
+      .post("/api/v1/detect")
+      .set("Authorization", user.auth)
+      .set("Idempotency-Key", key)
+      .send({ model: "sim-detect-1", text: "a" });
+    await gw.deps.db.idempotencyKey.update({
+      where: { userId_key: { userId: user.userId, key } },
+      data: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) },
+    });
+    const second = await request(gw.app)
+      .post("/api/v1/detect")
+      .set("Authorization", user.auth)
+      .set("Idempotency-Key", key)
+      .send({ model: "sim-detect-1", text: "a" });
     expect(second.status).toBe(202);
     expect(second.body.id).not.toBe(first.body.id);
   });

@@ -14,7 +14,12 @@ beforeAll(async () => {
   user = await createUser(gw.deps.db, 10_000);
   other = await createUser(gw.deps.db, 10_000);
   queuedId = (await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "x" })).body.id;
-  hookedId = (await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "x", webhook_url: "https://example.com/h" })).body.id;
+  hookedId = (
+    await request(gw.app)
+      .post("/api/v1/images/generations")
+      .set("Authorization", user.auth)
+      .send({ model: "sim-image-1", prompt: "x", webhook_url: "https://example.com/h" })
+  ).body.id;
 });
 afterAll(() => gw.close());
 
@@ -57,13 +62,31 @@ describe("GET /api/v1/tasks/{id}", () => {
   });
 
   test("a failed task is 200 with the error object; a completed task shows output and charge", async () => {
-    await gw.deps.db.task.update({ where: { id: queuedId }, data: { status: "failed", errorCode: 80003, errorMessage: "Upstream returned a terminal failure", chargedCredits: 0, refundedCredits: 4, finishedAt: new Date() } });
+    await gw.deps.db.task.update({
+      where: { id: queuedId },
+      data: {
+        status: "failed",
+        errorCode: 80003,
+        errorMessage: "Upstream returned a terminal failure",
+        chargedCredits: 0,
+        refundedCredits: 4,
+        finishedAt: new Date(),
+      },
+    });
     const failed = await get(`/api/v1/tasks/${queuedId}`);
     expect(failed.status).toBe(200);
-    expect(failed.body).toMatchObject({ status: "failed", output: null, usage: { credits: 0 }, error: { code: 80003, message: "Upstream returned a terminal failure" } });
+    expect(failed.body).toMatchObject({
+      status: "failed",
+      output: null,
+      usage: { credits: 0 },
+      error: { code: 80003, message: "Upstream returned a terminal failure" },
+    });
     expect(Object.keys(failed.body.error)).toEqual(["code", "message"]);
 
-    await gw.deps.db.task.update({ where: { id: hookedId }, data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, finishedAt: new Date() } });
+    await gw.deps.db.task.update({
+      where: { id: hookedId },
+      data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, finishedAt: new Date() },
+    });
     const done = await get(`/api/v1/tasks/${hookedId}`);
     expect(done.body).toMatchObject({ status: "completed", output: { image_urls: ["http://cdn/x.png"] }, usage: { credits: 3 }, error: null });
   });

@@ -88,7 +88,11 @@ test("an enqueue that times out after the job landed and a worker took the task:
   try {
     await gw.deps.generationQueue.getJobCounts(); // connected and ready before replies slow down
     proxy.delayMs = 3000; // beyond the gateway's 2 s enqueue bound
-    const pending = request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body).then((r) => r);
+    const pending = request(gw.app)
+      .post(IMAGES)
+      .set("Authorization", user.auth)
+      .send(body)
+      .then((r) => r);
     // Play the worker: as soon as the job is in Redis, claim its task as the worker does.
     let taskId: string | undefined;
     for (let i = 0; i < 150 && !taskId; i++) {

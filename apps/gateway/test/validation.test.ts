@@ -27,9 +27,9 @@ const json = (body: unknown) => (r: request.Test) => r.set("Content-Type", "appl
 
 describe("20001: body is not a JSON object", () => {
   test.each([
-    ["malformed JSON", "{\"model\": "],
+    ["malformed JSON", '{"model": '],
     ["an array", "[1,2]"],
-    ["a string", "\"hello\""],
+    ["a string", '"hello"'],
     ["a number", "42"],
     ["null", "null"],
     ["empty body", ""],
@@ -198,7 +198,9 @@ describe("credits", () => {
     const one = await request(gw.app).post(IMAGES).set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "price probe" });
     const price = (await gw.deps.db.task.findUniqueOrThrow({ where: { id: one.body.id } })).reservedCredits;
     await gw.deps.db.user.update({ where: { id: tight.userId }, data: { credits: price } });
-    const results = await Promise.all([0, 1, 2].map(() => request(gw.app).post(IMAGES).set("Authorization", tight.auth).send({ model: "sim-image-1", prompt: "price probe" })));
+    const results = await Promise.all(
+      [0, 1, 2].map(() => request(gw.app).post(IMAGES).set("Authorization", tight.auth).send({ model: "sim-image-1", prompt: "price probe" })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([202, 402, 402]);
     expect((await gw.deps.db.user.findUniqueOrThrow({ where: { id: tight.userId } })).credits).toBe(0);
   });

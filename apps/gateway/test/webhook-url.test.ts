@@ -79,7 +79,10 @@ describe("webhook_url refused: 400, 20003, no task, no charge", () => {
     expect(REFUSED.length).toBeGreaterThanOrEqual(40);
     const before = await snapshot(gw.deps.db, user.userId);
     for (const webhookUrl of REFUSED) {
-      const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "x", webhook_url: webhookUrl });
+      const res = await request(gw.app)
+        .post("/api/v1/images/generations")
+        .set("Authorization", user.auth)
+        .send({ model: "sim-image-1", prompt: "x", webhook_url: webhookUrl });
       try {
         expectError(res, 400, 20003);
         expect(res.body.error.message).toContain("webhook_url");
@@ -93,7 +96,10 @@ describe("webhook_url refused: 400, 20003, no task, no charge", () => {
 
 describe("webhook_url accepted and stored verbatim", () => {
   test.each(ACCEPTED)("%s", async (webhookUrl) => {
-    const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "x", webhook_url: webhookUrl });
+    const res = await request(gw.app)
+      .post("/api/v1/images/generations")
+      .set("Authorization", user.auth)
+      .send({ model: "sim-image-1", prompt: "x", webhook_url: webhookUrl });
     expect(res.status).toBe(202);
     const row = await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId: res.body.id } });
     expect(row.url).toBe(webhookUrl);

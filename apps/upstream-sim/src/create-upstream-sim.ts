@@ -67,7 +67,8 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
     const head = { id: job.id, model: job.model, created_at: job.createdAt };
     if (job.canceled) return { ...head, status: UpstreamJobStatus.Canceled };
     if (!isDone(job)) return { ...head, status: UpstreamJobStatus.Running };
-    if (job.directives.policyOutput) return { ...head, status: UpstreamJobStatus.Failed, ...errorBody(UpstreamErrorType.ContentPolicy, "The output violates the content policy") };
+    if (job.directives.policyOutput)
+      return { ...head, status: UpstreamJobStatus.Failed, ...errorBody(UpstreamErrorType.ContentPolicy, "The output violates the content policy") };
     if (job.directives.fail) return { ...head, status: UpstreamJobStatus.Failed, ...errorBody(UpstreamErrorType.Failed, "Simulated upstream failure") };
     if (job.directives.noUrls) return { ...head, status: UpstreamJobStatus.Succeeded, output: { urls: [] } };
     const result = resultOf(job);
@@ -161,7 +162,10 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
       return;
     }
     const data = job.directives.mislabel ? Buffer.from("<!doctype html><script>document.title='mislabelled'</script>") : file.data;
-    res.set("Content-Type", job.directives.fileType ?? file.contentType).set("Cache-Control", "no-store").send(data);
+    res
+      .set("Content-Type", job.directives.fileType ?? file.contentType)
+      .set("Cache-Control", "no-store")
+      .send(data);
   });
 
   app.use((_req, res) => {
@@ -171,7 +175,14 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   // Express 5 signature: four parameters mark the error handler.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = isObject(error) && typeof error.status === "number" && error.status >= 400 && error.status < 500 ? error.status : 500;
-    res.status(status).json(errorBody(status < 500 ? UpstreamErrorType.InvalidInput : UpstreamErrorType.ServerError, status < 500 ? "The request could not be read" : "Internal error"));
+    res
+      .status(status)
+      .json(
+        errorBody(
+          status < 500 ? UpstreamErrorType.InvalidInput : UpstreamErrorType.ServerError,
+          status < 500 ? "The request could not be read" : "Internal error",
+        ),
+      );
   });
 
   return app;

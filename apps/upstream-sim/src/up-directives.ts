@@ -30,7 +30,16 @@ function stringsIn(value: unknown): string[] {
 }
 
 export function parseUpDirectives(input: unknown): UpDirectives {
-  const found: UpDirectives = { submit500: false, reject: false, policyInput: false, policyOutput: false, fail: false, noUrls: false, hang: false, mislabel: false };
+  const found: UpDirectives = {
+    submit500: false,
+    reject: false,
+    policyInput: false,
+    policyOutput: false,
+    fail: false,
+    noUrls: false,
+    hang: false,
+    mislabel: false,
+  };
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
       if (name === "submit_500") found.submit500 = true;

@@ -11,7 +11,9 @@ describe("upstream simulator protocol", () => {
   const app = createUpstreamSim({ now: time.now, publicUrl: "http://sim.test/" });
 
   it("answers 202 with a job id and a Location", async () => {
-    const res = await request(app).post("/v1/jobs").send({ model: "m-image", input: { prompt: "p" } });
+    const res = await request(app)
+      .post("/v1/jobs")
+      .send({ model: "m-image", input: { prompt: "p" } });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ id: expect.stringMatching(/^upj_[0-9a-f]{24}$/), status: "running" });
     expect(res.headers.location).toBe(`/v1/jobs/${res.body.id}`);
@@ -36,12 +38,16 @@ describe("upstream simulator protocol", () => {
   });
 
   it("reads directives from nested input strings too", async () => {
-    const res = await request(app).post("/v1/jobs").send({ model: "m", input: { prompt: "ok", refs: [{ note: "[[up:reject]]" }] } });
+    const res = await request(app)
+      .post("/v1/jobs")
+      .send({ model: "m", input: { prompt: "ok", refs: [{ note: "[[up:reject]]" }] } });
     expect(res.status).toBe(400);
   });
 
   it("uses publicUrl for file URLs and serves the files it lists", async () => {
-    const { body } = await request(app).post("/v1/jobs").send({ model: "sim-video-x", input: { prompt: "[[up:delay_ms=100]]", duration_seconds: 1 } });
+    const { body } = await request(app)
+      .post("/v1/jobs")
+      .send({ model: "sim-video-x", input: { prompt: "[[up:delay_ms=100]]", duration_seconds: 1 } });
     expect((await request(app).get(`/v1/jobs/${body.id}`)).body.status).toBe("running");
     expect((await request(app).get(`/files/${body.id}/0.mp4`)).status).toBe(404);
     time.advance(100);
@@ -56,7 +62,9 @@ describe("upstream simulator protocol", () => {
   });
 
   it("keeps a finished job's outcome when canceled late", async () => {
-    const { body } = await request(app).post("/v1/jobs").send({ model: "m", input: { prompt: "p" } });
+    const { body } = await request(app)
+      .post("/v1/jobs")
+      .send({ model: "m", input: { prompt: "p" } });
     const res = await request(app).post(`/v1/jobs/${body.id}/cancel`);
     expect(res.body.status).toBe("succeeded");
   });
@@ -69,7 +77,12 @@ describe("upstream simulator protocol", () => {
   });
 
   it("serves the same bytes for the same input", async () => {
-    const submit = async () => (await request(app).post("/v1/jobs").send({ model: "m", input: { prompt: "same", size: "256x256" } })).body.id as string;
+    const submit = async () =>
+      (
+        await request(app)
+          .post("/v1/jobs")
+          .send({ model: "m", input: { prompt: "same", size: "256x256" } })
+      ).body.id as string;
     const [a, b] = [await submit(), await submit()];
     const fileA = await request(app).get(`/files/${a}/0.png`).buffer(true);
     const fileB = await request(app).get(`/files/${b}/0.png`).buffer(true);
@@ -78,16 +91,25 @@ describe("upstream simulator protocol", () => {
   });
 
   it("plays a hostile upstream on request: foreign output URL, redirecting or mislabelled files", async () => {
-    const submit = async (prompt: string) => (await request(app).post("/v1/jobs").send({ model: "m", input: { prompt, size: "256x256" } })).body.id as string;
+    const submit = async (prompt: string) =>
+      (
+        await request(app)
+          .post("/v1/jobs")
+          .send({ model: "m", input: { prompt, size: "256x256" } })
+      ).body.id as string;
     const foreign = await submit("[[up:output_url=http://meta.blocked.test/latest/meta-data/]]");
     expect((await request(app).get(`/v1/jobs/${foreign}`)).body.output).toEqual({ urls: ["http://meta.blocked.test/latest/meta-data/"] });
     const redirecting = await submit("[[up:redirect_file=http://meta.blocked.test/x]]");
     const hop = await request(app).get(`/files/${redirecting}/0.png`).redirects(0);
     expect([hop.status, hop.headers.location]).toEqual([302, "http://meta.blocked.test/x"]);
-    const mislabelled = await request(app).get(`/files/${await submit("[[up:mislabel]]")}/0.png`).buffer(true);
+    const mislabelled = await request(app)
+      .get(`/files/${await submit("[[up:mislabel]]")}/0.png`)
+      .buffer(true);
     expect(mislabelled.headers["content-type"]).toBe("image/png");
     expect((mislabelled.body as Buffer).toString()).toContain("<script>");
-    const retyped = await request(app).get(`/files/${await submit("[[up:file_type=text/plain]]")}/0.png`).buffer(true);
+    const retyped = await request(app)
+      .get(`/files/${await submit("[[up:file_type=text/plain]]")}/0.png`)
+      .buffer(true);
     expect(retyped.headers["content-type"]).toMatch(/^text\/plain/);
   });
 });

@@ -3,7 +3,16 @@ import { loadConfig } from "@gen/config";
 import { checkDatabase, createDatabase, purgeExpiredIdempotencyKeys } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { createMetrics, startMetricsServer } from "@gen/metrics";
-import { MAINTENANCE_JOBS, QUEUE_NAMES, checkRedis, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
+import {
+  MAINTENANCE_JOBS,
+  QUEUE_NAMES,
+  checkRedis,
+  createQueue,
+  createRedis,
+  type GenerationJobData,
+  type MaintenanceJobData,
+  type WebhookJobData,
+} from "@gen/queues";
 import { createDownloadGuard, createStorage } from "@gen/storage";
 import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
@@ -28,7 +37,21 @@ async function main(): Promise<void> {
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
-  const generation = createGenerationWorker({ config, db, catalog, providers: createProviderRegistry(config.upstreamUrl), storage, downloadGuard, webhookQueue, handOffWebhook: delivery.handOff, logger, metrics }, redis);
+  const generation = createGenerationWorker(
+    {
+      config,
+      db,
+      catalog,
+      providers: createProviderRegistry(config.upstreamUrl),
+      storage,
+      downloadGuard,
+      webhookQueue,
+      handOffWebhook: delivery.handOff,
+      logger,
+      metrics,
+    },
+    redis,
+  );
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
 
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);

@@ -36,7 +36,19 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
   await db.user.create({ data: { id: userId, credits: 10 } });
   const id = newTaskId();
   // A model missing from the catalog would fail the task at once with 80001 if it ran.
-  await db.task.create({ data: { id, userId, endpoint: "audio", model: "no-such-model", status: TaskStatus.Queued, input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 } });
+  await db.task.create({
+    data: {
+      id,
+      userId,
+      endpoint: "audio",
+      model: "no-such-model",
+      status: TaskStatus.Queued,
+      input: {},
+      requestId: "req_x",
+      billingMethod: "flat",
+      reservedCredits: 1,
+    },
+  });
   const stale = (await findTask(db, id))!;
   // The gateway's compensation (an enqueue that timed out): hidden and refunded while still queued.
   await db.task.update({ where: { id }, data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 } });
@@ -51,6 +63,10 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
   expect(staleLoads).toBe(1);
 
   const after = await db.task.findUniqueOrThrow({ where: { id } });
-  expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({ status: TaskStatus.Queued, startedAt: null, errorCode: null });
+  expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({
+    status: TaskStatus.Queued,
+    startedAt: null,
+    errorCode: null,
+  });
   expect(await db.ledgerEntry.count({ where: { taskId: id } })).toBe(0);
 });

@@ -43,7 +43,20 @@ function deps(provider: Provider): GenerationDeps {
 
 async function task(data: Record<string, unknown>) {
   const id = newTaskId();
-  await db.task.create({ data: { id, userId, endpoint: "detect", model: "sim-detect-1", input: { text: "x" }, requestId: "req_x", billingMethod: "flat", reservedCredits: 1, status: "queued", ...data } });
+  await db.task.create({
+    data: {
+      id,
+      userId,
+      endpoint: "detect",
+      model: "sim-detect-1",
+      input: { text: "x" },
+      requestId: "req_x",
+      billingMethod: "flat",
+      reservedCredits: 1,
+      status: "queued",
+      ...data,
+    },
+  });
   return id;
 }
 
@@ -85,5 +98,9 @@ test("a step past the task's deadline times it out (80002), cancels the upstream
   expect(await generationStep(deps(provider), id)).toBeUndefined();
   expect(calls).toEqual(["cancel up_late"]);
   const row = await db.task.findUniqueOrThrow({ where: { id } });
-  expect({ status: row.status, errorCode: row.errorCode, chargedCredits: row.chargedCredits }).toEqual({ status: "failed", errorCode: 80002, chargedCredits: 0 });
+  expect({ status: row.status, errorCode: row.errorCode, chargedCredits: row.chargedCredits }).toEqual({
+    status: "failed",
+    errorCode: 80002,
+    chargedCredits: 0,
+  });
 });

@@ -27,7 +27,18 @@ afterAll(async () => {
 async function task(status: string, extra: { discardedAt?: Date; ageMs?: number } = {}) {
   const id = newTaskId();
   await db.task.create({
-    data: { id, userId, endpoint: "images", model: "sim-image-1", status, input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1, discardedAt: extra.discardedAt },
+    data: {
+      id,
+      userId,
+      endpoint: "images",
+      model: "sim-image-1",
+      status,
+      input: {},
+      requestId: "req_x",
+      billingMethod: "flat",
+      reservedCredits: 1,
+      discardedAt: extra.discardedAt,
+    },
   });
   // updated_at is maintained by Prisma on writes; age the row directly.
   await db.$executeRawUnsafe(`UPDATE tasks SET updated_at = now() - ($1 || ' milliseconds')::interval WHERE id = $2`, String(extra.ageMs ?? 60_000), id);

@@ -74,10 +74,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 // A price that names a parameter the model cannot receive is an operator's typo: refuse it at
 // load rather than answer 30002 to every request.
 function checkPricingParams(pricing: Pricing, accepted: string[], fail: (what: string) => never): void {
-  const named = [
-    ...(pricing.units ?? []).map((unit) => (typeof unit === "string" ? unit : unit.param)),
-    ...Object.keys(pricing.multipliers ?? {}),
-  ];
+  const named = [...(pricing.units ?? []).map((unit) => (typeof unit === "string" ? unit : unit.param)), ...Object.keys(pricing.multipliers ?? {})];
   for (const name of named) {
     if (!accepted.includes(name)) fail(`pricing refers to "${name}", which is not a parameter of this model`);
   }

@@ -116,7 +116,10 @@ function own(body: Record<string, unknown>, field: string): unknown {
 // A value of the wrong type, like any other parameter (issue 10 §7); 20004 is for a string that
 // names no model of the endpoint.
 function notAString(requested: unknown, endpoint: Endpoint): ApiError {
-  return new ApiError(Err.ParameterInvalid, `Invalid value for model: must be a string naming a model supported on ${ENDPOINT_PATHS[endpoint]}; got ${jsonKind(requested)}`);
+  return new ApiError(
+    Err.ParameterInvalid,
+    `Invalid value for model: must be a string naming a model supported on ${ENDPOINT_PATHS[endpoint]}; got ${jsonKind(requested)}`,
+  );
 }
 
 function unknownModel(requested: string, endpoint: Endpoint, byId: Map<string, ModelEntry>): ApiError {

@@ -61,10 +61,7 @@ function describeString(schema: JsonSchema): string {
   const max = num(schema, "maxLength");
   const format = typeof schema.format === "string" ? schema.format : undefined;
   const noun =
-    format === "http-url" ? "an http(s) URL"
-    : format === "uri" ? "an absolute URI"
-    : format !== undefined ? `a string in ${format} format`
-    : "a string";
+    format === "http-url" ? "an http(s) URL" : format === "uri" ? "an absolute URI" : format !== undefined ? `a string in ${format} format` : "a string";
   let text = noun;
   if (max !== undefined) text += min > 0 ? ` of ${min} to ${max} characters` : ` of at most ${max} characters`;
   else if (min === 1 && format === undefined) text = "a non-empty string";

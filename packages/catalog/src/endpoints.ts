@@ -27,4 +27,3 @@ export const ENDPOINT_INPUT_FIELD: Readonly<Record<Endpoint, InputField>> = Obje
 
 /** Most strings a moderations `input` array may hold. */
 export const MAX_MODERATION_INPUTS = 32;
-

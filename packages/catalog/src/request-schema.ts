@@ -2,16 +2,7 @@ import { ENDPOINT_INPUT_FIELD, MAX_MODERATION_INPUTS, type Endpoint } from "./en
 import type { JsonSchema, ParameterSchema } from "./model-entry.ts";
 
 /** Request fields the catalog writes itself from the entry; `parameters` must not declare them. */
-export const DERIVED_FIELDS: readonly string[] = Object.freeze([
-  "model",
-  "prompt",
-  "text",
-  "input",
-  "size",
-  "quality",
-  "content_filter",
-  "webhook_url",
-]);
+export const DERIVED_FIELDS: readonly string[] = Object.freeze(["model", "prompt", "text", "input", "size", "quality", "content_filter", "webhook_url"]);
 
 export const WEBHOOK_URL_SCHEMA = Object.freeze({ type: "string", format: "uri", maxLength: 2048 });
 

@@ -5,7 +5,8 @@ import { ENDPOINT_INPUT_FIELD } from "./endpoints.ts";
 import type { JsonSchema, ModelEntry } from "./model-entry.ts";
 import { codePointLength, fieldName, jsonKind, quote } from "./safe-text.ts";
 
-type ValueCode = typeof Err.ParameterMissing | typeof Err.ParameterInvalid | typeof Err.SizeNotSupported | typeof Err.QualityNotSupported | typeof Err.PromptTooLong;
+type ValueCode =
+  typeof Err.ParameterMissing | typeof Err.ParameterInvalid | typeof Err.SizeNotSupported | typeof Err.QualityNotSupported | typeof Err.PromptTooLong;
 
 // docs/api.md#submission-validation-order: model-specific required fields belong to the 20002 step, then the
 // value checks in this order.
@@ -50,13 +51,7 @@ export function validationError(
   return best ? new ApiError(best.code, best.message()) : new ApiError(Err.ParameterInvalid);
 }
 
-function classify(
-  error: ErrorObject,
-  model: ModelEntry,
-  params: Record<string, unknown>,
-  position: (field: string) => number,
-  index: number,
-): Finding {
+function classify(error: ErrorObject, model: ModelEntry, params: Record<string, unknown>, position: (field: string) => number, index: number): Finding {
   const path = error.instancePath.split("/").slice(1).map(unescapePointer);
   const field = path[0];
   if (field === undefined) {
@@ -69,7 +64,8 @@ function classify(
       // Fields the contract gives their own codes even on a model that takes none (issue 10 §7).
       const at = position(unknown);
       if (unknown === "size") return { code: Err.SizeNotSupported, order: at, message: () => unsupported("Size", params.size, model, "sizes", model.sizes) };
-      if (unknown === "quality") return { code: Err.QualityNotSupported, order: at, message: () => unsupported("Quality", params.quality, model, "qualities", model.qualities) };
+      if (unknown === "quality")
+        return { code: Err.QualityNotSupported, order: at, message: () => unsupported("Quality", params.quality, model, "qualities", model.qualities) };
       return { code: Err.ParameterInvalid, order: at, message: () => `Unknown parameter: ${fieldName(unknown)}` };
     }
     return { code: Err.ParameterInvalid, order: -1, message: () => `Invalid request body: ${error.message ?? "not accepted"}` };

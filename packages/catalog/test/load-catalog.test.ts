@@ -101,7 +101,11 @@ describe("invalid catalog files", () => {
     ["not an object", [], /is invalid: \(top level\) must be object/],
     ["no models", {}, /must have required property 'models'/],
     ["unknown top-level field", { models: [], extra: 1 }, /must NOT have additional properties \(extra\)/],
-    ["unknown endpoint", { models: [entry({ endpoint: "songs" })] }, /\/models\/0\/endpoint \[model test-image\] must be one of "images", "videos", "audio", "detect", "humanize", "essay", "moderations"/],
+    [
+      "unknown endpoint",
+      { models: [entry({ endpoint: "songs" })] },
+      /\/models\/0\/endpoint \[model test-image\] must be one of "images", "videos", "audio", "detect", "humanize", "essay", "moderations"/,
+    ],
     ["unknown provider", { models: [entry({ provider: "openai" })] }, /\/models\/0\/provider/],
     ["missing moderationRefund", { models: [entry({ moderationRefund: undefined })] }, /must have required property 'moderationRefund'/],
     ["negative moderation refund", { models: [entry({ moderationRefund: { output: -1 } })] }, /\/models\/0\/moderationRefund\/output/],
@@ -114,9 +118,21 @@ describe("invalid catalog files", () => {
     ["unknown pricing method", { models: [entry({ pricing: { method: "free", credits: 0 } })] }, /\/models\/0\/pricing\/method/],
     ["negative credits", { models: [entry({ pricing: { method: "flat", credits: -1 } })] }, /\/models\/0\/pricing\/credits/],
     ["tokens without rates", { models: [entry({ pricing: { method: "tokens", credits: 5 } })] }, /must have required property 'inputPer1k'/],
-    ["rates on flat pricing", { models: [entry({ pricing: { method: "flat", credits: 5, inputPer1k: 1 } })] }, /\/models\/0\/pricing\/inputPer1k \[model test-image\] is not allowed here/],
-    ["unit with zero per", { models: [entry({ pricing: { method: "flat", credits: 1, units: [{ param: "prompt", per: 0 }] } })] }, /\/models\/0\/pricing\/units\/0/],
-    ["parameters without properties", { models: [entry({ parameters: { type: "object" } })] }, /\/models\/0\/parameters \[model test-image\] must have required property 'properties'/],
+    [
+      "rates on flat pricing",
+      { models: [entry({ pricing: { method: "flat", credits: 5, inputPer1k: 1 } })] },
+      /\/models\/0\/pricing\/inputPer1k \[model test-image\] is not allowed here/,
+    ],
+    [
+      "unit with zero per",
+      { models: [entry({ pricing: { method: "flat", credits: 1, units: [{ param: "prompt", per: 0 }] } })] },
+      /\/models\/0\/pricing\/units\/0/,
+    ],
+    [
+      "parameters without properties",
+      { models: [entry({ parameters: { type: "object" } })] },
+      /\/models\/0\/parameters \[model test-image\] must have required property 'properties'/,
+    ],
     ["bad upstreamUrl", { models: [entry({ upstreamUrl: "ftp://x" })] }, /\/models\/0\/upstreamUrl \[model test-image\] must match format "http-url"/],
   ];
   it.each(refused)("%s", (_label, content, message) => {
@@ -152,11 +168,7 @@ describe("invalid catalog files", () => {
       { models: [entry({ parameters: { properties: { n: { type: "integer", maximun: 4 } } } })] },
       'strict mode: unknown keyword: "maximun"',
     ],
-    [
-      "unknown format",
-      { models: [entry({ parameters: { properties: { when: { type: "string", format: "moment" } } } })] },
-      'unknown format "moment"',
-    ],
+    ["unknown format", { models: [entry({ parameters: { properties: { when: { type: "string", format: "moment" } } } })] }, 'unknown format "moment"'],
     [
       "pricing on an unknown parameter",
       { models: [entry({ pricing: { method: "flat", credits: 1, units: ["n"] } })] },

@@ -55,7 +55,12 @@ describe("shipped prices", () => {
     for (const m of catalog.models) {
       for (const size of m.sizes ?? [undefined]) {
         for (const quality of m.qualities ?? [undefined]) {
-          const { params } = catalog.validate(m.endpoint, { model: m.id, [ENDPOINT_INPUT_FIELD[m.endpoint]]: "x", ...(size && { size }), ...(quality && { quality }) });
+          const { params } = catalog.validate(m.endpoint, {
+            model: m.id,
+            [ENDPOINT_INPUT_FIELD[m.endpoint]]: "x",
+            ...(size && { size }),
+            ...(quality && { quality }),
+          });
           expect(catalog.price(m, params).reserve).toBeGreaterThan(0);
         }
       }
@@ -142,11 +147,31 @@ describe("30002 cannot determine pricing", () => {
 
   it.each([
     ["no pricing", { model: "no-pricing" }, "Cannot determine pricing for model no-pricing: the catalog gives it no price"],
-    ["a size missing from the table", { model: "missing-size", size: "512x512" }, 'Cannot determine pricing for model missing-size: no price is set for size "512x512"'],
-    ["no size and no default", { model: "no-default-size" }, "Cannot determine pricing for model no-default-size: its price depends on size, which was not given and has no default"],
-    ["a fractional total", { model: "fractional", size: "256x256" }, "Cannot determine pricing for model fractional: the computed price (0.5) is not a whole number of credits"],
-    ["a unit not given", { model: "optional-unit" }, "Cannot determine pricing for model optional-unit: its price depends on n, which was not given as a countable value"],
-    ["a total beyond safe integers", { model: "huge", n: 2 }, /^Cannot determine pricing for model huge: the computed price .* is not a whole number of credits$/],
+    [
+      "a size missing from the table",
+      { model: "missing-size", size: "512x512" },
+      'Cannot determine pricing for model missing-size: no price is set for size "512x512"',
+    ],
+    [
+      "no size and no default",
+      { model: "no-default-size" },
+      "Cannot determine pricing for model no-default-size: its price depends on size, which was not given and has no default",
+    ],
+    [
+      "a fractional total",
+      { model: "fractional", size: "256x256" },
+      "Cannot determine pricing for model fractional: the computed price (0.5) is not a whole number of credits",
+    ],
+    [
+      "a unit not given",
+      { model: "optional-unit" },
+      "Cannot determine pricing for model optional-unit: its price depends on n, which was not given as a countable value",
+    ],
+    [
+      "a total beyond safe integers",
+      { model: "huge", n: 2 },
+      /^Cannot determine pricing for model huge: the computed price .* is not a whole number of credits$/,
+    ],
   ])("%s", (_label, body, message) => {
     const error = refusal(body);
     expect(error.code).toBe(30002);

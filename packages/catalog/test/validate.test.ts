@@ -133,7 +133,12 @@ describe("20004 model not on this endpoint", () => {
     [["sim-image-1"], "an array"],
     [{ id: "sim-image-1" }, "an object"],
   ])("refuses the non-string model %j as an invalid value (20003)", (model, kind) => {
-    expectError("images", image({ model }), 20003, `Invalid value for model: must be a string naming a model supported on /api/v1/images/generations; got ${kind}`);
+    expectError(
+      "images",
+      image({ model }),
+      20003,
+      `Invalid value for model: must be a string naming a model supported on /api/v1/images/generations; got ${kind}`,
+    );
   });
 
   it("quotes and truncates what it echoes", () => {
@@ -160,20 +165,60 @@ describe("20003 invalid values", () => {
     ["prompt null", "images", image({ prompt: null }), "Invalid value for prompt: must be a string of 1 to 4000 characters"],
     ["prompt empty", "images", image({ prompt: "" }), "Invalid value for prompt: must be a string of 1 to 4000 characters"],
     ["text as array", "detect", { model: "sim-detect-1", text: ["a"] }, "Invalid value for text: must be a string of 1 to 20000 characters"],
-    ["image_url ftp", "images", image({ image_url: "ftp://example.com/a.png" }), "Invalid value for image_url: must be an http(s) URL of at most 2048 characters"],
-    ["image_url javascript", "videos", { model: "sim-video-1", prompt: "x", image_url: "javascript:alert(1)" }, "Invalid value for image_url: must be an http(s) URL of at most 2048 characters"],
+    [
+      "image_url ftp",
+      "images",
+      image({ image_url: "ftp://example.com/a.png" }),
+      "Invalid value for image_url: must be an http(s) URL of at most 2048 characters",
+    ],
+    [
+      "image_url javascript",
+      "videos",
+      { model: "sim-video-1", prompt: "x", image_url: "javascript:alert(1)" },
+      "Invalid value for image_url: must be an http(s) URL of at most 2048 characters",
+    ],
     ["image_url relative", "images", image({ image_url: "/a.png" }), "Invalid value for image_url: must be an http(s) URL of at most 2048 characters"],
-    ["image_url with space", "images", image({ image_url: "https://exa mple.com/" }), "Invalid value for image_url: must be an http(s) URL of at most 2048 characters"],
-    ["image_url too long", "images", image({ image_url: `https://example.com/${"a".repeat(2048)}` }), "Invalid value for image_url: must be an http(s) URL of at most 2048 characters"],
-    ["image_url object", "images", image({ image_url: { url: "https://example.com" } }), "Invalid value for image_url: must be an http(s) URL of at most 2048 characters"],
-    ["duration too long", "videos", { model: "sim-video-1", prompt: "x", duration_seconds: 11 }, "Invalid value for duration_seconds: must be an integer between 1 and 10"],
-    ["audio duration", "audio", { model: "sim-audio-1", prompt: "x", duration_seconds: 0 }, "Invalid value for duration_seconds: must be an integer between 1 and 30"],
+    [
+      "image_url with space",
+      "images",
+      image({ image_url: "https://exa mple.com/" }),
+      "Invalid value for image_url: must be an http(s) URL of at most 2048 characters",
+    ],
+    [
+      "image_url too long",
+      "images",
+      image({ image_url: `https://example.com/${"a".repeat(2048)}` }),
+      "Invalid value for image_url: must be an http(s) URL of at most 2048 characters",
+    ],
+    [
+      "image_url object",
+      "images",
+      image({ image_url: { url: "https://example.com" } }),
+      "Invalid value for image_url: must be an http(s) URL of at most 2048 characters",
+    ],
+    [
+      "duration too long",
+      "videos",
+      { model: "sim-video-1", prompt: "x", duration_seconds: 11 },
+      "Invalid value for duration_seconds: must be an integer between 1 and 10",
+    ],
+    [
+      "audio duration",
+      "audio",
+      { model: "sim-audio-1", prompt: "x", duration_seconds: 0 },
+      "Invalid value for duration_seconds: must be an integer between 1 and 30",
+    ],
     ["voice enum", "audio", { model: "sim-audio-1", prompt: "x", voice: "darth" }, 'Invalid value for voice: must be one of "alloy", "echo", "nova", "sage"'],
     ["max_words", "essay", { model: "sim-essay-1", prompt: "x", max_words: 10 }, "Invalid value for max_words: must be an integer between 50 and 2000"],
     ["size of wrong type", "images", image({ size: 512 }), 'Invalid value for size: must be one of "256x256", "512x512", "1024x1024"'],
     ["quality of wrong type", "images", image({ quality: ["hd"] }), 'Invalid value for quality: must be one of "standard", "hd"'],
     ["content_filter as string", "images", image({ content_filter: "false" }), "Invalid value for content_filter: must be a boolean"],
-    ["content_filter null", "images", { model: "sim-image-1-tokens", prompt: "x", content_filter: null }, "Invalid value for content_filter: must be a boolean"],
+    [
+      "content_filter null",
+      "images",
+      { model: "sim-image-1-tokens", prompt: "x", content_filter: null },
+      "Invalid value for content_filter: must be a boolean",
+    ],
   ];
   it.each(cases)("%s", (_label, endpoint, body, message) => expectError(endpoint, body, 20003, message));
 
@@ -245,7 +290,12 @@ describe("20003 invalid values", () => {
 
 describe("20005 size, 20006 quality, 20007 prompt length", () => {
   it("20005 names the size, the model and the supported sizes", () => {
-    expectError("images", image({ size: "2048x2048" }), 20005, 'Size "2048x2048" is not supported by model sim-image-1; supported sizes: 256x256, 512x512, 1024x1024');
+    expectError(
+      "images",
+      image({ size: "2048x2048" }),
+      20005,
+      'Size "2048x2048" is not supported by model sim-image-1; supported sizes: 256x256, 512x512, 1024x1024',
+    );
     expectError("images", { model: "upstream-image-1", prompt: "x", size: "256x256" }, 20005, /supported sizes: 512x512, 1024x1024$/);
     expectError("videos", { model: "sim-video-1", prompt: "x", size: "1024x1024" }, 20005, /^Size "1024x1024" is not supported by model sim-video-1/);
   });
@@ -258,10 +308,25 @@ describe("20005 size, 20006 quality, 20007 prompt length", () => {
   });
 
   it("20005 / 20006 for a size or quality given to a model that has none", () => {
-    expectError("audio", { model: "sim-audio-1", prompt: "x", size: "256x256" }, 20005, 'Size "256x256" is not supported by model sim-audio-1; it takes no size');
+    expectError(
+      "audio",
+      { model: "sim-audio-1", prompt: "x", size: "256x256" },
+      20005,
+      'Size "256x256" is not supported by model sim-audio-1; it takes no size',
+    );
     expectError("detect", { model: "sim-detect-1", text: "x", size: 512 }, 20005, "Size number 512 is not supported by model sim-detect-1; it takes no size");
-    expectError("images", { model: "upstream-image-1", prompt: "x", quality: "hd" }, 20006, 'Quality "hd" is not supported by model upstream-image-1; it takes no quality');
-    expectError("essay", { model: "sim-essay-1", prompt: "x", quality: null }, 20006, "Quality null is not supported by model sim-essay-1; it takes no quality");
+    expectError(
+      "images",
+      { model: "upstream-image-1", prompt: "x", quality: "hd" },
+      20006,
+      'Quality "hd" is not supported by model upstream-image-1; it takes no quality',
+    );
+    expectError(
+      "essay",
+      { model: "sim-essay-1", prompt: "x", quality: null },
+      20006,
+      "Quality null is not supported by model sim-essay-1; it takes no quality",
+    );
   });
 
   it("20006 names the quality and the supported qualities", () => {
@@ -285,7 +350,12 @@ describe("20005 size, 20006 quality, 20007 prompt length", () => {
     expectError("detect", { model: "sim-detect-1", text: "a".repeat(20_001) }, 20007, /^text exceeds the maximum length of 20000 characters/);
     expectError("humanize", { model: "sim-humanize-1", text: emoji(10_001) }, 20007, /^text exceeds the maximum length of 10000 .*got 10001$/);
     expectError("moderations", { model: "sim-moderation-1", input: "a".repeat(10_001) }, 20007, /^input exceeds the maximum length of 10000/);
-    expectError("moderations", { model: "sim-moderation-1", input: ["ok", "a".repeat(10_001)] }, 20007, /^input\[1\] exceeds the maximum length of 10000 .*got 10001$/);
+    expectError(
+      "moderations",
+      { model: "sim-moderation-1", input: ["ok", "a".repeat(10_001)] },
+      20007,
+      /^input\[1\] exceeds the maximum length of 10000 .*got 10001$/,
+    );
   });
 
   it("does not echo the prompt", () => {
@@ -313,14 +383,26 @@ describe("order of checks", () => {
     ["20005 before 20007", "images", image({ prompt: emoji(5000), size: "1x1" }), 20005, /^Size "1x1"/],
     ["20006 before 20007", "images", image({ prompt: emoji(5000), quality: "ultra" }), 20006, /^Quality "ultra"/],
     ["size of wrong type is 20003, before quality", "images", image({ quality: "ultra", size: 1 }), 20003, /^Invalid value for size/],
-    ["content_filter on a model without it before 20005", "images", { model: "upstream-image-1", prompt: "x", size: "1x1", content_filter: true }, 20003, "Unknown parameter: content_filter"],
+    [
+      "content_filter on a model without it before 20005",
+      "images",
+      { model: "upstream-image-1", prompt: "x", size: "1x1", content_filter: true },
+      20003,
+      "Unknown parameter: content_filter",
+    ],
     ["first 20003 of the body wins", "images", image({ image_url: 1, n: 9 }), 20003, /^Invalid value for image_url/],
     ["first 20003 of the body wins (other order)", "images", { n: 9, image_url: 1, ...image() }, 20003, /^Invalid value for n/],
     ["a non-string model before the model's own checks", "detect", { model: [], text: "x", size: "1x1" }, 20003, /^Invalid value for model/],
     ["unknown field before a size the model lacks", "audio", { model: "sim-audio-1", prompt: "x", foo: 1, size: "1x1" }, 20003, "Unknown parameter: foo"],
     ["a size the model lacks before its quality", "audio", { model: "sim-audio-1", prompt: "x", quality: "hd", size: "1x1" }, 20005, /^Size "1x1"/],
     ["a quality the model lacks before 20007", "images", { model: "upstream-image-1", prompt: "a".repeat(2001), quality: "hd" }, 20006, /^Quality "hd"/],
-    ["bad value before a size the model lacks", "audio", { model: "sim-audio-1", prompt: "x", size: "1x1", duration_seconds: 99 }, 20003, /^Invalid value for duration_seconds/],
+    [
+      "bad value before a size the model lacks",
+      "audio",
+      { model: "sim-audio-1", prompt: "x", size: "1x1", duration_seconds: 99 },
+      20003,
+      /^Invalid value for duration_seconds/,
+    ],
     ["bad input item before over-long item", "moderations", { model: "sim-moderation-1", input: ["a".repeat(10_001), 1] }, 20003, /^Invalid value for input/],
   ];
   it.each(cases)("%s", (_label, endpoint, body, code, message) => expectError(endpoint, body, code, message));

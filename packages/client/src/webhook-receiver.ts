@@ -104,7 +104,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
 
   function pump(): void {
     if (closed) return;
-    for (let i = 0; i < queue.length; ) {
+    for (let i = 0; i < queue.length;) {
       const job = queue[i]!;
       const limit = job.kind === "verify" ? verifyConcurrency : fallbackConcurrency;
       if (active[job.kind] >= limit) {

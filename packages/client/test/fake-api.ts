@@ -36,11 +36,19 @@ export async function startFakeApi(): Promise<FakeApi> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const recorded: RecordedRequest = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() };
+      const recorded: RecordedRequest = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+        at: Date.now(),
+      };
       requests.push(recorded);
       const key = `${req.method} ${req.url!.split("?")[0]}`;
       const handler = routes.get(key);
-      const reply: FakeReply = handler ? handler(recorded) : { status: 404, body: { error: { code: 40002, message: `no route ${key}`, request_id: "req_none" } } };
+      const reply: FakeReply = handler
+        ? handler(recorded)
+        : { status: 404, body: { error: { code: 40002, message: `no route ${key}`, request_id: "req_none" } } };
       if (reply.drop) {
         req.socket.destroy();
         return;
@@ -72,7 +80,16 @@ export async function startFakeApi(): Promise<FakeApi> {
 
 export function task(id: string, status: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const done = status === "completed";
-  return { id, model: "sim-image-1", status, created_at: 1_700_000_000, output: done ? { image_urls: ["http://cdn/x.png"] } : null, usage: { credits: done ? 10 : 0 }, error: null, ...extra };
+  return {
+    id,
+    model: "sim-image-1",
+    status,
+    created_at: 1_700_000_000,
+    output: done ? { image_urls: ["http://cdn/x.png"] } : null,
+    usage: { credits: done ? 10 : 0 },
+    error: null,
+    ...extra,
+  };
 }
 
 export function envelope(code: number, message: string, requestId = "req_0123456789abcdef01234567") {

@@ -1,4 +1,12 @@
-import { DELIVERY_STATUSES, FIXED_LAST_ERRORS, TASK_STATUSES as DOMAIN_TASK_STATUSES, isTerminalTask, type LastError, type DeliveryStatus, type TaskStatus as DomainTaskStatus } from "@gen/domain";
+import {
+  DELIVERY_STATUSES,
+  FIXED_LAST_ERRORS,
+  TASK_STATUSES as DOMAIN_TASK_STATUSES,
+  isTerminalTask,
+  type LastError,
+  type DeliveryStatus,
+  type TaskStatus as DomainTaskStatus,
+} from "@gen/domain";
 import { ERROR_CATALOG } from "@gen/errors";
 import { isRetryableStatus } from "../src/gen-errors.ts";
 import type { TaskStatus, TerminalStatus, WebhookDeliveryStatus, WebhookLastError } from "../src/types.ts";

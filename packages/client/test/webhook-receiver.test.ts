@@ -246,7 +246,17 @@ describe("nodeHandler", () => {
   test("uses a body an Express parser already read", () => {
     make().track(A);
     const respond = (body: unknown) => {
-      const res = { headersSent: false, statusCode: 0, writeHead(status: number) { this.statusCode = status; return this; }, end() { this.headersSent = true; } };
+      const res = {
+        headersSent: false,
+        statusCode: 0,
+        writeHead(status: number) {
+          this.statusCode = status;
+          return this;
+        },
+        end() {
+          this.headersSent = true;
+        },
+      };
       receiver.nodeHandler()({ method: "POST", body } as any, res as any);
       return res.statusCode;
     };

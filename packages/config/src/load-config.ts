@@ -68,7 +68,9 @@ export function loadConfig(env: Env = process.env): Config {
   // retry delay between them. A shorter FINAL would put attempt 3 before attempt 2 could finish.
   const earliestFinal = config.webhookRetryDelayMs + 2 * config.webhookTimeoutMs;
   if (config.webhookFinalAttemptMs < earliestFinal) {
-    throw new ConfigError(`WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}`);
+    throw new ConfigError(
+      `WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}`,
+    );
   }
   config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");

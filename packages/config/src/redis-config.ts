@@ -18,7 +18,9 @@ export function redisConfig(env: Env, url: string, queuePrefix: string): RedisCo
   if (clusterNodes && sentinels) throw new ConfigError("REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set; set one of them");
   if (clusterNodes) {
     if (!HASH_TAG_PREFIX.test(queuePrefix)) {
-      throw new ConfigError(`QUEUE_PREFIX must be a Redis hash tag such as {gen} when REDIS_CLUSTER_NODES is set (all keys must share one cluster slot), got "${queuePrefix}"`);
+      throw new ConfigError(
+        `QUEUE_PREFIX must be a Redis hash tag such as {gen} when REDIS_CLUSTER_NODES is set (all keys must share one cluster slot), got "${queuePrefix}"`,
+      );
     }
     return { mode: "cluster", nodes: clusterNodes, password };
   }

@@ -70,5 +70,4 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ STORAGE_BACKEND: "s3" })).toThrow("S3_BUCKET");
     expect(loadConfig({ STORAGE_BACKEND: "s3", S3_BUCKET: "media" }).storage.s3Bucket).toBe("media");
   });
-
 });

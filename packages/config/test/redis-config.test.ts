@@ -29,7 +29,14 @@ describe("Redis topology", () => {
 
   it("is a cluster when REDIS_CLUSTER_NODES is set, with a hash-tagged QUEUE_PREFIX", () => {
     const config = loadConfig({ REDIS_URL: "redis://ignored:6379", REDIS_CLUSTER_NODES: "127.0.0.1:7000,127.0.0.1:7001", QUEUE_PREFIX: "{gen}" });
-    expect(config.redis).toEqual({ mode: "cluster", nodes: [{ host: "127.0.0.1", port: 7000 }, { host: "127.0.0.1", port: 7001 }], password: undefined });
+    expect(config.redis).toEqual({
+      mode: "cluster",
+      nodes: [
+        { host: "127.0.0.1", port: 7000 },
+        { host: "127.0.0.1", port: 7001 },
+      ],
+      password: undefined,
+    });
     expect(loadConfig({ REDIS_CLUSTER_NODES: "h:1", QUEUE_PREFIX: "{gen}:staging" }).redis.mode).toBe("cluster");
   });
 

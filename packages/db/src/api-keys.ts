@@ -14,7 +14,11 @@ export interface KeyOwner {
  * cache, whose entries the rate limiter's revocation marker keeps honest (apps/gateway key-cache.ts).
  */
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<KeyOwner | undefined> {
-  return db.$kysely.selectFrom("api_keys").select(["key_hash as keyHash", "user_id as userId", "revoked_at as revokedAt"]).where("key_hash", "=", keyHash).executeTakeFirst();
+  return db.$kysely
+    .selectFrom("api_keys")
+    .select(["key_hash as keyHash", "user_id as userId", "revoked_at as revokedAt"])
+    .where("key_hash", "=", keyHash)
+    .executeTakeFirst();
 }
 
 export async function insertApiKey(db: Queryable, key: { id: string; userId: string; keyHash: string }): Promise<void> {
@@ -45,5 +49,10 @@ export async function revokeApiKey(db: Queryable, ref: KeyRef): Promise<{ keyHas
 
 /** A user's keys, oldest first, by id (the key itself is never stored). */
 export async function listApiKeys(db: Queryable, userId: string): Promise<Array<{ id: string; createdAt: Date; revokedAt: Date | null }>> {
-  return db.$kysely.selectFrom("api_keys").select(["id", "created_at as createdAt", "revoked_at as revokedAt"]).where("user_id", "=", userId).orderBy("created_at").execute();
+  return db.$kysely
+    .selectFrom("api_keys")
+    .select(["id", "created_at as createdAt", "revoked_at as revokedAt"])
+    .where("user_id", "=", userId)
+    .orderBy("created_at")
+    .execute();
 }

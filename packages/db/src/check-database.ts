@@ -10,7 +10,11 @@ export async function checkDatabase(db: Queryable, url: string): Promise<void> {
     throw new Error(`PostgreSQL does not answer at ${where} (DATABASE_URL): ${reason(error)}`, { cause: error });
   }
   try {
-    await db.$kysely.selectFrom("tasks").select(sql<number>`1`.as("one")).limit(0).execute();
+    await db.$kysely
+      .selectFrom("tasks")
+      .select(sql<number>`1`.as("one"))
+      .limit(0)
+      .execute();
   } catch {
     throw new Error(`PostgreSQL at ${where} has no schema: run \`pnpm db:migrate\``);
   }
@@ -32,5 +36,11 @@ function describe(url: string): string {
 
 function reason(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  return text.split("\n").map((line) => line.trim()).filter(Boolean).pop() ?? "unknown error";
+  return (
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .pop() ?? "unknown error"
+  );
 }

@@ -78,7 +78,13 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   };
   const $sql: SqlPool = {
     query,
-    rows: async <R extends object>(strings: TemplateStringsArray, ...values: unknown[]) => (await query<R>(strings.reduce((text, part, i) => `${text}$${i}${part}`), values)).rows,
+    rows: async <R extends object>(strings: TemplateStringsArray, ...values: unknown[]) =>
+      (
+        await query<R>(
+          strings.reduce((text, part, i) => `${text}$${i}${part}`),
+          values,
+        )
+      ).rows,
   };
   const $kysely = new Kysely<Tables>({
     dialect: new PostgresDialect({ pool }),

@@ -5,7 +5,17 @@ export { checkDatabase, pingDatabase } from "./check-database.ts";
 export { isDatabaseUnavailable } from "./database-unavailable.ts";
 export { Prisma } from "./generated/client.ts";
 export type { WebhookDelivery, WebhookAttempt } from "./generated/client.ts";
-export { findTask, findVisibleTask, insertTask, insertTasks, markTaskStarted, recordUpstreamId, findStaleOpenTaskIds, type Task, type NewTask } from "./tasks.ts";
+export {
+  findTask,
+  findVisibleTask,
+  insertTask,
+  insertTasks,
+  markTaskStarted,
+  recordUpstreamId,
+  findStaleOpenTaskIds,
+  type Task,
+  type NewTask,
+} from "./tasks.ts";
 export {
   readCredits,
   ensureUser,

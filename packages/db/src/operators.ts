@@ -24,7 +24,12 @@ export async function insertOperator(db: Queryable, operator: { id: string; emai
  * only while the stored hash is still that one (a rehash at sign-in loses to a reset that ran
  * meanwhile). Says whether a row changed.
  */
-export async function updateOperatorPassword(db: Queryable, where: { email: string } | { id: string; ifHash: string }, passwordHash: string, enable: boolean): Promise<boolean> {
+export async function updateOperatorPassword(
+  db: Queryable,
+  where: { email: string } | { id: string; ifHash: string },
+  passwordHash: string,
+  enable: boolean,
+): Promise<boolean> {
   let query = db.$kysely.updateTable("operators").set(enable ? { password_hash: passwordHash, disabled_at: null } : { password_hash: passwordHash });
   query = "email" in where ? query.where("email", "=", where.email) : query.where("id", "=", where.id).where("password_hash", "=", where.ifHash);
   const result = await query.executeTakeFirst();

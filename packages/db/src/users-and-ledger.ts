@@ -21,7 +21,11 @@ export async function readCredits(db: Queryable, userId: string): Promise<number
 
 /** Creates the user with a zero balance unless it exists. */
 export async function ensureUser(db: Queryable, userId: string): Promise<void> {
-  await db.$kysely.insertInto("users").values({ id: userId, credits: 0 }).onConflict((oc) => oc.column("id").doNothing()).execute();
+  await db.$kysely
+    .insertInto("users")
+    .values({ id: userId, credits: 0 })
+    .onConflict((oc) => oc.column("id").doNothing())
+    .execute();
 }
 
 /**
@@ -41,7 +45,11 @@ export async function applyUserEntry(db: Queryable, userId: string, entry: Ledge
       q
         .insertInto("ledger_entries")
         .columns(["user_id", "kind", "amount", "delta"])
-        .expression((eb) => eb.selectFrom("credited").select(["id as user_id", eb.val(entry.kind).as("kind"), eb.val(entry.amount).as("amount"), eb.val(entry.delta).as("delta")]))
+        .expression((eb) =>
+          eb
+            .selectFrom("credited")
+            .select(["id as user_id", eb.val(entry.kind).as("kind"), eb.val(entry.amount).as("amount"), eb.val(entry.delta).as("delta")]),
+        )
         .returning("id"),
     )
     .selectFrom("credited")
@@ -180,50 +188,52 @@ export async function readTaskLedgers(db: Queryable, page: { userId?: string; af
     .orderBy("id")
     .limit(page.limit);
   if (page.userId !== undefined) tasks = tasks.where("user_id", "=", page.userId);
-  return db.$kysely
-    .selectFrom(tasks.as("t"))
-    // An aggregate without GROUP BY is exactly one row, so the lateral join keeps every task (and user).
-    .innerJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom("ledger_entries")
-          .select((l) => {
-            const count = (kind: LedgerKind) => l.cast<number>(l.fn.count("id").filterWhere("kind", "=", kind), "integer");
-            const sum = (kind: LedgerKind) => l.cast<number>(l.fn.coalesce(l.fn.sum("amount").filterWhere("kind", "=", kind), l.lit(0)), "integer");
-            return [
-              count(LedgerKind.Reserve).as("reserves"),
-              count(LedgerKind.Charge).as("charges"),
-              count(LedgerKind.Refund).as("refunds"),
-              count(LedgerKind.Grant).as("grants"),
-              sum(LedgerKind.Reserve).as("reserved"),
-              sum(LedgerKind.Charge).as("charged"),
-              sum(LedgerKind.Refund).as("refunded"),
-              l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
-            ];
-          })
-          .whereRef("task_id", "=", "t.id")
-          .as("l"),
-      (join) => join.onTrue(),
-    )
-    .select((eb) => [
-      "t.id as taskId",
-      "t.user_id as userId",
-      "t.status",
-      eb.cast<boolean>(eb("t.discarded_at", "is not", null), "boolean").as("discarded"),
-      "t.reserved_credits as reservedCredits",
-      "t.charged_credits as chargedCredits",
-      "t.refunded_credits as refundedCredits",
-      "l.reserves",
-      "l.charges",
-      "l.refunds",
-      "l.grants",
-      "l.reserved",
-      "l.charged",
-      "l.refunded",
-      "l.deltaSum",
-    ])
-    .orderBy("t.id")
-    .execute();
+  return (
+    db.$kysely
+      .selectFrom(tasks.as("t"))
+      // An aggregate without GROUP BY is exactly one row, so the lateral join keeps every task (and user).
+      .innerJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom("ledger_entries")
+            .select((l) => {
+              const count = (kind: LedgerKind) => l.cast<number>(l.fn.count("id").filterWhere("kind", "=", kind), "integer");
+              const sum = (kind: LedgerKind) => l.cast<number>(l.fn.coalesce(l.fn.sum("amount").filterWhere("kind", "=", kind), l.lit(0)), "integer");
+              return [
+                count(LedgerKind.Reserve).as("reserves"),
+                count(LedgerKind.Charge).as("charges"),
+                count(LedgerKind.Refund).as("refunds"),
+                count(LedgerKind.Grant).as("grants"),
+                sum(LedgerKind.Reserve).as("reserved"),
+                sum(LedgerKind.Charge).as("charged"),
+                sum(LedgerKind.Refund).as("refunded"),
+                l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
+              ];
+            })
+            .whereRef("task_id", "=", "t.id")
+            .as("l"),
+        (join) => join.onTrue(),
+      )
+      .select((eb) => [
+        "t.id as taskId",
+        "t.user_id as userId",
+        "t.status",
+        eb.cast<boolean>(eb("t.discarded_at", "is not", null), "boolean").as("discarded"),
+        "t.reserved_credits as reservedCredits",
+        "t.charged_credits as chargedCredits",
+        "t.refunded_credits as refundedCredits",
+        "l.reserves",
+        "l.charges",
+        "l.refunds",
+        "l.grants",
+        "l.reserved",
+        "l.charged",
+        "l.refunded",
+        "l.deltaSum",
+      ])
+      .orderBy("t.id")
+      .execute()
+  );
 }
 
 /** A user's balance next to the sum of their ledger deltas, and their non-grant rows that name no task. */
@@ -246,7 +256,12 @@ export async function readUserLedgers(db: Queryable, page: { userId?: string; af
           .selectFrom("ledger_entries")
           .select((l) => [
             l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
-            l.cast<number>(l.fn.count("id").filterWhere((w) => w.and([w("task_id", "is", null), w("kind", "<>", LedgerKind.Grant)])), "integer").as("taskless"),
+            l
+              .cast<number>(
+                l.fn.count("id").filterWhere((w) => w.and([w("task_id", "is", null), w("kind", "<>", LedgerKind.Grant)])),
+                "integer",
+              )
+              .as("taskless"),
           ])
           .whereRef("user_id", "=", "u.id")
           .as("l"),
@@ -258,7 +273,10 @@ export async function readUserLedgers(db: Queryable, page: { userId?: string; af
 }
 
 /** Ledger rows naming a task that does not exist. */
-export async function readOrphanEntries(db: Queryable, userId?: string): Promise<Array<{ id: string; userId: string; taskId: string | null; kind: LedgerKind }>> {
+export async function readOrphanEntries(
+  db: Queryable,
+  userId?: string,
+): Promise<Array<{ id: string; userId: string; taskId: string | null; kind: LedgerKind }>> {
   let query = db.$kysely
     .selectFrom("ledger_entries as l")
     .leftJoin("tasks as t", "t.id", "l.task_id")

@@ -10,7 +10,10 @@ test.each([
   ["Prisma, closed", Object.assign(new Error("Server has closed the connection."), { code: "P1017" })],
   [
     "Prisma raw query wrapping the driver's 57P01",
-    Object.assign(new Error("Raw query failed."), { code: "P2010", meta: { driverAdapterError: { name: "DriverAdapterError", cause: { code: "57P01", kind: "postgres" } } } }),
+    Object.assign(new Error("Raw query failed."), {
+      code: "P2010",
+      meta: { driverAdapterError: { name: "DriverAdapterError", cause: { code: "57P01", kind: "postgres" } } },
+    }),
   ],
 ])("%s: unavailable", (_name, error) => {
   expect(isDatabaseUnavailable(error)).toBe(true);

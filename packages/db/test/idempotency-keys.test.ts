@@ -17,7 +17,9 @@ const now = new Date("2026-11-23T12:00:00.000Z");
 const ago = (ms: number) => new Date(now.getTime() - ms);
 
 async function insertKeys(prefix: string, count: number, createdAt: Date): Promise<void> {
-  await db.idempotencyKey.createMany({ data: Array.from({ length: count }, (_, i) => ({ userId: "usr_purge", key: `${prefix}-${i}`, requestHash: "h", taskId: `task_${i}`, createdAt })) });
+  await db.idempotencyKey.createMany({
+    data: Array.from({ length: count }, (_, i) => ({ userId: "usr_purge", key: `${prefix}-${i}`, requestHash: "h", taskId: `task_${i}`, createdAt })),
+  });
 }
 
 test("keys past the 24 h window go, in bounded batches; keys inside it stay", async () => {
@@ -37,12 +39,17 @@ test("keys past the 24 h window go, in bounded batches; keys inside it stay", as
 test("the purge finds old keys through the created_at index, not a scan of the table", async () => {
   await insertKeys("many", 5000, ago(1000));
   await db.$sql.query("ANALYZE idempotency_keys");
-  const { rows } = await db.$sql.query<{ "QUERY PLAN": string }>("EXPLAIN SELECT ctid FROM idempotency_keys WHERE created_at < now() ORDER BY created_at LIMIT 1000");
+  const { rows } = await db.$sql.query<{ "QUERY PLAN": string }>(
+    "EXPLAIN SELECT ctid FROM idempotency_keys WHERE created_at < now() ORDER BY created_at LIMIT 1000",
+  );
   expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("idempotency_keys_created_at_idx");
 });
 
 test("a balance can never go below zero, whatever statement tries", async () => {
   await db.user.create({ data: { id: "usr_nonneg", credits: 5 } });
-  await expect(db.$sql.query("UPDATE users SET credits = credits - 6 WHERE id = 'usr_nonneg'")).rejects.toMatchObject({ code: "23514", constraint: "users_credits_nonnegative" });
+  await expect(db.$sql.query("UPDATE users SET credits = credits - 6 WHERE id = 'usr_nonneg'")).rejects.toMatchObject({
+    code: "23514",
+    constraint: "users_credits_nonnegative",
+  });
   expect((await db.user.findUnique({ where: { id: "usr_nonneg" } }))!.credits).toBe(5);
 });

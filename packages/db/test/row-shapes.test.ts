@@ -10,9 +10,30 @@ test("a task and its delivery read by SQL equal Prisma's objects", async () => {
   const id = newTaskId();
   await db.user.create({ data: { id: userId, credits: 5 } });
   await db.task.create({
-    data: { id, userId, endpoint: "images", model: "sim-image-1", status: "completed", input: { prompt: "x", n: 2 }, output: { image_urls: ["a"] }, webhookUrl: "https://h.example/x", requestId: "req_1", billingMethod: "tokens", reservedCredits: 4, chargedCredits: 3, refundedCredits: 1, tokensInput: 10, tokensOutput: 20, startedAt: new Date(), finishedAt: new Date(), upstreamId: "up_1" },
+    data: {
+      id,
+      userId,
+      endpoint: "images",
+      model: "sim-image-1",
+      status: "completed",
+      input: { prompt: "x", n: 2 },
+      output: { image_urls: ["a"] },
+      webhookUrl: "https://h.example/x",
+      requestId: "req_1",
+      billingMethod: "tokens",
+      reservedCredits: 4,
+      chargedCredits: 3,
+      refundedCredits: 1,
+      tokensInput: 10,
+      tokensOutput: 20,
+      startedAt: new Date(),
+      finishedAt: new Date(),
+      upstreamId: "up_1",
+    },
   });
-  await db.webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", status: "delivered", attempts: 2, responseStatus: 200, lastAttemptAt: new Date(), deliveredAt: new Date() } });
+  await db.webhookDelivery.create({
+    data: { taskId: id, url: "https://h.example/x", status: "delivered", attempts: 2, responseStatus: 200, lastAttemptAt: new Date(), deliveredAt: new Date() },
+  });
   expect(await findTask(db, id)).toEqual(await db.task.findUnique({ where: { id } }));
   const { deliveredBy, ...webhook } = (await readDelivery(db, id))!;
   expect(webhook).toEqual(await db.webhookDelivery.findUnique({ where: { taskId: id } }));

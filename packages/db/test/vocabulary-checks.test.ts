@@ -1,12 +1,20 @@
 import pg from "pg";
-import { DELIVERY_STATUSES, DeliveryStatus, ENDPOINTS, FIXED_LAST_ERRORS, HTTP_STATUS_ERROR_PATTERN, LEDGER_KINDS, TASK_STATUSES, httpStatusError } from "@gen/domain";
+import {
+  DELIVERY_STATUSES,
+  DeliveryStatus,
+  ENDPOINTS,
+  FIXED_LAST_ERRORS,
+  HTTP_STATUS_ERROR_PATTERN,
+  LEDGER_KINDS,
+  TASK_STATUSES,
+  httpStatusError,
+} from "@gen/domain";
 import { createScratchDatabase, type ScratchDatabase } from "../../../test/support/scratch-database.ts";
 
 // The CHECK constraints of migration 20261125120000 repeat @gen/domain's lists in SQL. This file
 // is what keeps the two equal: it reads each constraint back from pg_constraint and compares its
 // literals with the domain list, then writes every domain value (accepted) and a few near misses
 // (refused with check_violation). A value added to the domain without a migration fails here.
-
 
 interface VocabularyCheck {
   constraint: string;
@@ -19,9 +27,23 @@ interface VocabularyCheck {
 }
 
 const CHECKS: readonly VocabularyCheck[] = [
-  { constraint: "tasks_status_check", table: "tasks", column: "status", values: TASK_STATUSES, httpStatus: false, outside: ["canceled", "Queued", "pending", ""] },
+  {
+    constraint: "tasks_status_check",
+    table: "tasks",
+    column: "status",
+    values: TASK_STATUSES,
+    httpStatus: false,
+    outside: ["canceled", "Queued", "pending", ""],
+  },
   { constraint: "tasks_endpoint_check", table: "tasks", column: "endpoint", values: ENDPOINTS, httpStatus: false, outside: ["image", "chat", "images "] },
-  { constraint: "webhook_deliveries_status_check", table: "webhook_deliveries", column: "status", values: DELIVERY_STATUSES, httpStatus: false, outside: ["in-progress", "queued", "lost"] },
+  {
+    constraint: "webhook_deliveries_status_check",
+    table: "webhook_deliveries",
+    column: "status",
+    values: DELIVERY_STATUSES,
+    httpStatus: false,
+    outside: ["in-progress", "queued", "lost"],
+  },
   {
     constraint: "webhook_deliveries_last_error_check",
     table: "webhook_deliveries",
@@ -39,7 +61,14 @@ const CHECKS: readonly VocabularyCheck[] = [
     httpStatus: true,
     outside: ["http_1", "running", "failed", "ok"],
   },
-  { constraint: "ledger_entries_kind_check", table: "ledger_entries", column: "kind", values: LEDGER_KINDS, httpStatus: false, outside: ["debit", "Grant", "refunds"] },
+  {
+    constraint: "ledger_entries_kind_check",
+    table: "ledger_entries",
+    column: "kind",
+    values: LEDGER_KINDS,
+    httpStatus: false,
+    outside: ["debit", "Grant", "refunds"],
+  },
 ];
 
 let scratch: ScratchDatabase;

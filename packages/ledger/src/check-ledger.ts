@@ -13,13 +13,13 @@ const PAGE = 2000;
  */
 export async function checkLedger(db: Queryable, options: { userId?: string } = {}): Promise<string[]> {
   const violations: string[] = [];
-  for (let after = ""; ; ) {
+  for (let after = ""; ;) {
     const page = await readTaskLedgers(db, { userId: options.userId, after, limit: PAGE });
     for (const task of page) violations.push(...taskViolations(task).map((rule) => `task ${task.taskId} (user ${task.userId}): ${rule}`));
     if (page.length < PAGE) break;
     after = page[page.length - 1]!.taskId;
   }
-  for (let after = ""; ; ) {
+  for (let after = ""; ;) {
     const page = await readUserLedgers(db, { userId: options.userId, after, limit: PAGE });
     for (const user of page) violations.push(...userViolations(user).map((rule) => `user ${user.userId}: ${rule}`));
     if (page.length < PAGE) break;

@@ -22,7 +22,17 @@ async function userWith(credits: number): Promise<string> {
 }
 
 async function reserve(userId: string, price: number, webhookUrl: string | null = null): Promise<string> {
-  const result = await reserveTask(db, { id: newTaskId(), userId, endpoint: "images", model: "sim-image-1", input: { prompt: "x" }, webhookUrl, requestId: "req_check", billingMethod: "flat", price });
+  const result = await reserveTask(db, {
+    id: newTaskId(),
+    userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    input: { prompt: "x" },
+    webhookUrl,
+    requestId: "req_check",
+    billingMethod: "flat",
+    price,
+  });
   if (!("task" in result)) throw new Error("reservation refused");
   return result.task.id;
 }
@@ -35,7 +45,17 @@ test("a normal run passes: reservations, settlements, a cancel, a compensation, 
   await settleTask(db, failed, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 });
   expect(await compensateSubmission(db, await reserve(userId, 4))).toEqual({ compensated: true });
   await reserve(userId, 3); // still open
-  const refused = await reserveTask(db, { id: newTaskId(), userId, endpoint: "images", model: "sim-image-1", input: {}, webhookUrl: null, requestId: "req_check", billingMethod: "flat", price: 1000 });
+  const refused = await reserveTask(db, {
+    id: newTaskId(),
+    userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    input: {},
+    webhookUrl: null,
+    requestId: "req_check",
+    billingMethod: "flat",
+    price: 1000,
+  });
   expect(refused).toEqual({ insufficient: { balance: 100 - 7 - 3 } });
 
   expect(await checkLedger(db)).toEqual([]);
@@ -53,7 +73,10 @@ test("planted violations are found, one line each, and --user narrows the check"
   // A charge on a task still running, a balance changed without a ledger row, and an entry for a task that never existed.
   await db.$kysely.insertInto("ledger_entries").values({ user_id: userId, task_id: open, kind: LedgerKind.Charge, amount: 10, delta: 0 }).execute();
   await db.$kysely.updateTable("users").set({ credits: 1000 }).where("id", "=", userId).execute();
-  await db.$kysely.insertInto("ledger_entries").values({ user_id: userId, task_id: "task_000000000000000000000000", kind: LedgerKind.Refund, amount: 1, delta: 1 }).execute();
+  await db.$kysely
+    .insertInto("ledger_entries")
+    .values({ user_id: userId, task_id: "task_000000000000000000000000", kind: LedgerKind.Refund, amount: 1, delta: 1 })
+    .execute();
   // The settled task's row disagreeing with its ledger.
   await db.$kysely.updateTable("tasks").set({ charged_credits: 5 }).where("id", "=", settled).execute();
 

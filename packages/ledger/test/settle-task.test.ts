@@ -13,7 +13,19 @@ async function reservedTask(reserved: number) {
   await db.$transaction([
     db.user.create({ data: { id: userId, credits: 100 - reserved } }),
     db.ledgerEntry.create({ data: { userId, kind: LedgerKind.Grant, amount: 100, delta: 100 } }),
-    db.task.create({ data: { id, userId, endpoint: "images", model: "m", status: TaskStatus.InProgress, input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: reserved } }),
+    db.task.create({
+      data: {
+        id,
+        userId,
+        endpoint: "images",
+        model: "m",
+        status: TaskStatus.InProgress,
+        input: {},
+        requestId: "req_x",
+        billingMethod: "flat",
+        reservedCredits: reserved,
+      },
+    }),
     db.ledgerEntry.create({ data: { userId, taskId: id, kind: LedgerKind.Reserve, amount: reserved, delta: -reserved } }),
   ]);
   return { userId, id };
@@ -43,7 +55,12 @@ test("completed: charge kept, rest refunded, once even when called concurrently"
 test("failed: full refund, error written; a charge above the reservation is clamped", async () => {
   const a = await reservedTask(5);
   await settleTask(db, a.id, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 });
-  expect(await db.task.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({ status: TaskStatus.Failed, errorCode: Wf.UpstreamFailed, chargedCredits: 0, refundedCredits: 5 });
+  expect(await db.task.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({
+    status: TaskStatus.Failed,
+    errorCode: Wf.UpstreamFailed,
+    chargedCredits: 0,
+    refundedCredits: 5,
+  });
   await expectInvariant(a.userId, a.id);
 
   const b = await reservedTask(5);

@@ -34,11 +34,15 @@ describe("lines logged just before the process ends are written", () => {
     ["end", "file", 0],
     ["sigterm", "pipe", 0],
     ["sigterm", "file", 0],
-  ] as const)("%s with stdout on a %s", async (mode, stdout, expectedCode) => {
-    const { code, lines } = await run(mode, stdout);
-    expect(code).toBe(expectedCode);
-    expect(lines).toHaveLength(LINES);
-    // Whole JSON lines, in order.
-    expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).toEqual(Array.from({ length: LINES }, (_, i) => i));
-  }, 30_000);
+  ] as const)(
+    "%s with stdout on a %s",
+    async (mode, stdout, expectedCode) => {
+      const { code, lines } = await run(mode, stdout);
+      expect(code).toBe(expectedCode);
+      expect(lines).toHaveLength(LINES);
+      // Whole JSON lines, in order.
+      expect(lines.map((line) => (JSON.parse(line) as { i: number }).i)).toEqual(Array.from({ length: LINES }, (_, i) => i));
+    },
+    30_000,
+  );
 });

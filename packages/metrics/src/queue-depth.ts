@@ -14,7 +14,12 @@ export const QUEUE_STATES = ["waiting", "active", "delayed", "prioritized", "wai
  * `timeoutMs` (Redis away or slow) loses its series for this scrape, so a stale depth is never
  * reported as current, and the failure is counted; the scrape itself still answers.
  */
-export async function collectQueueDepths(gauge: Gauge<"queue" | "state">, errors: Counter<"queue">, queues: readonly CountableQueue[], timeoutMs: number): Promise<void> {
+export async function collectQueueDepths(
+  gauge: Gauge<"queue" | "state">,
+  errors: Counter<"queue">,
+  queues: readonly CountableQueue[],
+  timeoutMs: number,
+): Promise<void> {
   await Promise.all(
     queues.map(async (queue) => {
       try {

@@ -20,7 +20,12 @@ export function startMetricsServer(metrics: Metrics, port: number, logger: Metri
 }
 
 /** startMetricsServer over any exposition (a cluster primary serves its children's, merged). */
-export async function startRenderedServer(render: () => Promise<RenderedMetrics>, port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
+export async function startRenderedServer(
+  render: () => Promise<RenderedMetrics>,
+  port: number,
+  logger: MetricsServerLogger,
+  processName: string,
+): Promise<Server | undefined> {
   if (port === 0) return undefined;
   try {
     const server = await serveRendered(render, { port });

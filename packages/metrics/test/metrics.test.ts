@@ -1,5 +1,14 @@
 import type { AddressInfo } from "node:net";
-import { METRIC_NAMES, createMetrics, recordHttpRequest, recordTaskFinished, recordWebhookAttempt, renderMetrics, serveMetrics, type CountableQueue } from "../src/index.ts";
+import {
+  METRIC_NAMES,
+  createMetrics,
+  recordHttpRequest,
+  recordTaskFinished,
+  recordWebhookAttempt,
+  renderMetrics,
+  serveMetrics,
+  type CountableQueue,
+} from "../src/index.ts";
 
 const queue = (name: string, counts: () => Promise<Record<string, number>>): CountableQueue => ({ name, getJobCounts: counts });
 

@@ -73,7 +73,12 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     ...requestSchemas(catalog),
     ...taskSchemas(ENDPOINTS.map((endpoint) => `${ENDPOINT_NAMES[endpoint]}Output`)),
     ...errorSchemas(),
-    Account: { type: "object", additionalProperties: false, required: ["credits"], properties: { credits: { type: "integer", description: "Current balance." } } },
+    Account: {
+      type: "object",
+      additionalProperties: false,
+      required: ["credits"],
+      properties: { credits: { type: "integer", description: "Current balance." } },
+    },
     Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
     Readiness: {
       type: "object",
@@ -120,7 +125,8 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
       operationId: "cancelTask",
       tags: ["Tasks"],
       summary: "Cancel a task",
-      description: "A queued or running task becomes `failed` with 80008 and is fully refunded (its webhook, if any, is sent). A finished task is returned unchanged.",
+      description:
+        "A queued or running task becomes `failed` with 80008 and is fully refunded (its webhook, if any, is sent). A finished task is returned unchanged.",
       parameters: [{ $ref: "#/components/parameters/TaskId" }],
       responses: {
         "200": { description: "The task after the cancel.", headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS }, ...json(ref("Task")) },
@@ -134,7 +140,11 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
       tags: ["Account"],
       summary: "Credit balance of the key's user",
       responses: {
-        "200": { description: "The balance.", headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS }, ...json(ref("Account"), { example: { credits: 1000 } }) },
+        "200": {
+          description: "The balance.",
+          headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS },
+          ...json(ref("Account"), { example: { credits: 1000 } }),
+        },
         ...errorResponses(ACCOUNT_CODES),
       },
     },
@@ -197,7 +207,14 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
       schemas,
       headers: HEADERS,
       parameters: {
-        TaskId: { name: "id", in: "path", required: true, schema: { type: "string" }, example: EXAMPLE_TASK_ID, description: "Task id, `task_` + 32 hex characters." },
+        TaskId: {
+          name: "id",
+          in: "path",
+          required: true,
+          schema: { type: "string" },
+          example: EXAMPLE_TASK_ID,
+          description: "Task id, `task_` + 32 hex characters.",
+        },
         Include: {
           name: "include",
           in: "query",
@@ -211,7 +228,8 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
           name: "Idempotency-Key",
           in: "header",
           required: false,
-          description: "1-255 visible ASCII characters. The same key from the same user within 24 hours returns the original task (202, no second charge); with a different body: 20003.",
+          description:
+            "1-255 visible ASCII characters. The same key from the same user within 24 hours returns the original task (202, no second charge); with a different body: 20003.",
           schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
         },
       },
@@ -229,7 +247,8 @@ function submission(catalog: Catalog, endpoint: Endpoint, model: string): Json {
     operationId: `submit${name}`,
     tags: ["Submissions"],
     summary: SUMMARIES[endpoint],
-    description: "Validation order: auth, JSON object (20001), required fields (20002), model (20004), values (20003, 20005-20007), `webhook_url` (20003), pricing (30002), credits (30001). Nothing is created or charged when any fails.",
+    description:
+      "Validation order: auth, JSON object (20001), required fields (20002), model (20004), values (20003, 20005-20007), `webhook_url` (20003), pricing (30002), credits (30001). Nothing is created or charged when any fails.",
     parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }],
     requestBody: { required: true, ...json(ref(`${name}Request`), { examples: requestExamples(catalog, endpoint) }) },
     responses: {
@@ -253,12 +272,20 @@ function webhookPathItem(endpoint: Endpoint, model: string, cdnUrl: string): Jso
         "or embed a secret in the URL. Attempts: at once, about 40 s after a failure, about 5 min after the task finished (3 at most). Deduplicate on the task id.",
       security: [],
       parameters: [
-        { name: "User-Agent", in: "header", required: true, description: "Carries the delivery format version.", schema: { type: "string", const: WEBHOOK_USER_AGENT } },
+        {
+          name: "User-Agent",
+          in: "header",
+          required: true,
+          description: "Carries the delivery format version.",
+          schema: { type: "string", const: WEBHOOK_USER_AGENT },
+        },
       ],
       requestBody: { required: true, ...json(ref("WebhookPayload"), { examples: webhookExamples(endpoint, model, cdnUrl) }) },
       responses: {
         "2XX": { description: "Delivered. Answer within 10 seconds; the body is never read." },
-        default: { description: "Any other status (redirects are not followed), or no answer within 10 s: the attempt failed and the next one follows the schedule." },
+        default: {
+          description: "Any other status (redirects are not followed), or no answer within 10 s: the attempt failed and the next one follows the schedule.",
+        },
       },
     },
   };

@@ -10,7 +10,7 @@ export function documentDescription(): string {
     "A task finishes as `completed` or `failed`; polling `GET /api/v1/tasks/{id}` answers 200 in both cases.",
     "With `webhook_url`, one POST with the task body is sent when the task finishes (see `webhooks`): at least once, at most 3 attempts; deduplicate on the task id.",
     "",
-    "Every response carries `X-Request-Id`. Errors use one envelope, `{\"error\":{\"code\",\"message\",\"request_id\"}}`; the HTTP status follows from the code.",
+    'Every response carries `X-Request-Id`. Errors use one envelope, `{"error":{"code","message","request_id"}}`; the HTTP status follows from the code.',
     "An unknown path or method under `/api/v1` answers 404 with 40002. Polling and submissions are rate limited per user (429, 50001, `Retry-After`).",
     "",
     "| Code | HTTP | Meaning |",

@@ -18,7 +18,10 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<string, Json
           examples: Object.fromEntries(
             group.map((code) => [
               String(code),
-              { summary: `${code}: ${ERROR_CATALOG[code].message}`, value: { error: { code, message: ERROR_CATALOG[code].message, request_id: EXAMPLE_REQUEST_ID } } },
+              {
+                summary: `${code}: ${ERROR_CATALOG[code].message}`,
+                value: { error: { code, message: ERROR_CATALOG[code].message, request_id: EXAMPLE_REQUEST_ID } },
+              },
             ]),
           ),
         },

@@ -61,7 +61,7 @@ describe("request bodies come from the catalog's own schemas", () => {
       expect(schema).toEqual(catalog.requestSchema(model));
       expect(body.discriminator.mapping[model.id]).toBe(body.oneOf[i].$ref);
     }
-    expect((schemaFor(`${name}Request`)({ model: "nope", prompt: "x" })).length).toBeGreaterThan(0);
+    expect(schemaFor(`${name}Request`)({ model: "nope", prompt: "x" }).length).toBeGreaterThan(0);
   });
 
   test("every request example passes the gateway's validation and the document's schema", () => {
@@ -82,7 +82,9 @@ describe("request bodies come from the catalog's own schemas", () => {
 
 test("every error code, with its status and message, and every workflow code", () => {
   const codes = doc.components.schemas.ErrorCode.oneOf;
-  expect(codes.map((entry: any) => [entry.const, entry["x-http-status"]])).toEqual(Object.entries(ERROR_CATALOG).map(([code, entry]) => [Number(code), entry.status]));
+  expect(codes.map((entry: any) => [entry.const, entry["x-http-status"]])).toEqual(
+    Object.entries(ERROR_CATALOG).map(([code, entry]) => [Number(code), entry.status]),
+  );
   for (const entry of codes) expect(entry.description).toContain(ERROR_CATALOG[entry.const as keyof typeof ERROR_CATALOG].message);
   expect(doc.components.schemas.WorkflowCode.oneOf.map((entry: any) => entry.const)).toEqual(Object.keys(WORKFLOW_CATALOG).map(Number));
   for (const code of Object.keys(ERROR_CATALOG)) expect(doc.info.description).toContain(`| ${code} |`);
@@ -97,7 +99,8 @@ test("response headers: X-Request-Id everywhere, Location on 202, RateLimit-* an
     for (const op of Object.values(item) as any[]) {
       for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
         expect([path, status, response.headers?.["X-Request-Id"]]).toEqual([path, status, { $ref: "#/components/headers/X-Request-Id" }]);
-        if (status === "202") expect(Object.keys(response.headers)).toEqual(expect.arrayContaining(["Location", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]));
+        if (status === "202")
+          expect(Object.keys(response.headers)).toEqual(expect.arrayContaining(["Location", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]));
         if (status === "429") expect(Object.keys(response.headers)).toEqual(expect.arrayContaining(["Retry-After", "RateLimit-Reset"]));
       }
     }
@@ -107,13 +110,23 @@ test("response headers: X-Request-Id everywhere, Location on 202, RateLimit-* an
 test("the webhook: a 3.1 webhooks entry and a callback on every submission, with the User-Agent", () => {
   const item = doc.components.pathItems.TaskWebhook;
   expect(doc.webhooks.taskFinished).toEqual({ $ref: "#/components/pathItems/TaskWebhook" });
-  expect(item.post.parameters).toContainEqual(expect.objectContaining({ name: "User-Agent", in: "header", schema: { type: "string", const: WEBHOOK_USER_AGENT } }));
+  expect(item.post.parameters).toContainEqual(
+    expect.objectContaining({ name: "User-Agent", in: "header", schema: { type: "string", const: WEBHOOK_USER_AGENT } }),
+  );
   expect(WEBHOOK_USER_AGENT).toBe("service-Webhook/1");
   for (const path of Object.values(ENDPOINT_PATHS)) {
     expect(doc.paths[path].post.callbacks.taskFinished["{$request.body#/webhook_url}"]).toEqual({ $ref: "#/components/pathItems/TaskWebhook" });
   }
   const payload = schemaFor("WebhookPayload");
-  const body = { id: "task_0123456789abcdef0123456789abcdef", model: "m", status: "completed", created_at: 1, output: { image_urls: [] }, usage: { credits: 1 }, error: null };
+  const body = {
+    id: "task_0123456789abcdef0123456789abcdef",
+    model: "m",
+    status: "completed",
+    created_at: 1,
+    output: { image_urls: [] },
+    usage: { credits: 1 },
+    error: null,
+  };
   expect(payload(body)).toEqual([]);
   expect(payload({ ...body, status: "queued" })).not.toEqual([]);
   expect(payload({ ...body, billing: { method: "flat", reserved_credits: 1, charged_credits: 1, refunded_credits: 0, tokens: null } })).not.toEqual([]);
@@ -121,15 +134,34 @@ test("the webhook: a 3.1 webhooks entry and a callback on every submission, with
 });
 
 test("the Task schema lists its fields in the fixed order", () => {
-  expect(Object.keys(doc.components.schemas.Task.properties)).toEqual(["id", "model", "status", "created_at", "output", "usage", "error", "webhook", "billing"]);
+  expect(Object.keys(doc.components.schemas.Task.properties)).toEqual([
+    "id",
+    "model",
+    "status",
+    "created_at",
+    "output",
+    "usage",
+    "error",
+    "webhook",
+    "billing",
+  ]);
   expect(Object.keys(doc.components.schemas.Billing.properties)).toEqual(["method", "reserved_credits", "charged_credits", "refunded_credits", "tokens"]);
-  expect(Object.keys(doc.components.schemas.Webhook.properties)).toEqual(["status", "attempts", "response_status", "last_error", "last_attempt_at", "delivered_at"]);
+  expect(Object.keys(doc.components.schemas.Webhook.properties)).toEqual([
+    "status",
+    "attempts",
+    "response_status",
+    "last_error",
+    "last_attempt_at",
+    "delivered_at",
+  ]);
 });
 
 test("every response and webhook example matches its schema", () => {
   let count = 0;
   const media = [
-    ...(Object.values(doc.paths) as any[]).flatMap((item) => Object.values(item).flatMap((op: any) => Object.values(op.responses).map((r: any) => r.content?.["application/json"]))),
+    ...(Object.values(doc.paths) as any[]).flatMap((item) =>
+      Object.values(item).flatMap((op: any) => Object.values(op.responses).map((r: any) => r.content?.["application/json"])),
+    ),
     doc.components.pathItems.TaskWebhook.post.requestBody.content["application/json"],
   ];
   for (const entry of media) {

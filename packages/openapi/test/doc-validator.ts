@@ -11,6 +11,7 @@ export function schemaValidator(doc: object): (name: string) => (value: unknown)
   ajv.addSchema({ ...doc, $id: DOC_ID });
   return (name) => {
     const validate = ajv.compile({ $ref: `${DOC_ID}#/components/schemas/${name}` });
-    return (value) => (validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || "/"} ${error.message ?? ""} ${JSON.stringify(error.params)}`));
+    return (value) =>
+      validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || "/"} ${error.message ?? ""} ${JSON.stringify(error.params)}`);
   };
 }

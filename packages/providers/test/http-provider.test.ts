@@ -49,7 +49,13 @@ async function closedPort(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-const job: ProviderJob = { taskId: "task_00000000000000000000000000000001", endpoint: "images", model: "upstream-image-1", upstreamModel: "img-v2", params: { prompt: "cat", n: 1 } };
+const job: ProviderJob = {
+  taskId: "task_00000000000000000000000000000001",
+  endpoint: "images",
+  model: "upstream-image-1",
+  upstreamModel: "img-v2",
+  params: { prompt: "cat", n: 1 },
+};
 
 describe("HTTP provider submit", () => {
   it("posts { model, input, reference } to {base}/v1/jobs and returns the job id", async () => {
@@ -80,7 +86,9 @@ describe("HTTP provider submit", () => {
     [200, "not json", 80001],
   ])("maps HTTP %i %j to %i", async (status, body, code) => {
     handler = reply(status, body);
-    const error = await createHttpProvider({ baseUrl: base }).submit(job).catch((e: unknown) => e);
+    const error = await createHttpProvider({ baseUrl: base })
+      .submit(job)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkflowError);
     expect(error).not.toBeInstanceOf(PolicyViolation);
     expect((error as WorkflowError).code).toBe(code);
@@ -91,7 +99,9 @@ describe("HTTP provider submit", () => {
     [400, { error: "content_policy" }],
   ])("maps HTTP %i %j to 80006 at the input stage", async (status, body) => {
     handler = reply(status, body);
-    const error = await createHttpProvider({ baseUrl: base }).submit(job).catch((e: unknown) => e);
+    const error = await createHttpProvider({ baseUrl: base })
+      .submit(job)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PolicyViolation);
     expect(error).toMatchObject({ code: 80006, stage: "input" });
   });
@@ -104,7 +114,9 @@ describe("HTTP provider submit", () => {
 
   it("never retries a submit", async () => {
     handler = reply(503, "");
-    await createHttpProvider({ baseUrl: base }).submit(job).catch(() => undefined);
+    await createHttpProvider({ baseUrl: base })
+      .submit(job)
+      .catch(() => undefined);
     expect(seen).toHaveLength(1);
   });
 
@@ -135,17 +147,29 @@ describe("HTTP provider poll", () => {
 
   it("maps succeeded to completed with http(s) urls, data and token usage", async () => {
     await expect(
-      poll({ status: "succeeded", output: { urls: ["https://cdn.test/a.png", "ftp://x/y", 7, "http://x/b.png"], data: { a: 1 } }, usage: { input_tokens: 3, output_tokens: 40 } }),
+      poll({
+        status: "succeeded",
+        output: { urls: ["https://cdn.test/a.png", "ftp://x/y", 7, "http://x/b.png"], data: { a: 1 } },
+        usage: { input_tokens: 3, output_tokens: 40 },
+      }),
     ).resolves.toEqual({ state: "completed", urls: ["https://cdn.test/a.png", "http://x/b.png"], data: { a: 1 }, tokens: { input: 3, output: 40 } });
   });
 
   it("leaves tokens out when the usage is incomplete or malformed", async () => {
     await expect(poll({ status: "succeeded", output: { urls: [] }, usage: { input_tokens: 3 } })).resolves.toEqual({ state: "completed", urls: [] });
-    await expect(poll({ status: "succeeded", output: { urls: [] }, usage: { input_tokens: -1, output_tokens: 1.5 } })).resolves.toEqual({ state: "completed", urls: [] });
+    await expect(poll({ status: "succeeded", output: { urls: [] }, usage: { input_tokens: -1, output_tokens: 1.5 } })).resolves.toEqual({
+      state: "completed",
+      urls: [],
+    });
   });
 
   it("maps failures: content_policy → 80006 output, invalid_input → 80007, anything else → 80003", async () => {
-    await expect(poll({ status: "failed", error: { type: "content_policy", message: "nope" } })).resolves.toEqual({ state: "failed", code: 80006, stage: "output", message: "nope" });
+    await expect(poll({ status: "failed", error: { type: "content_policy", message: "nope" } })).resolves.toEqual({
+      state: "failed",
+      code: 80006,
+      stage: "output",
+      message: "nope",
+    });
     await expect(poll({ status: "failed", error: { type: "invalid_input" } })).resolves.toEqual({ state: "failed", code: 80007 });
     await expect(poll({ status: "failed", error: { type: "failed", message: "boom" } })).resolves.toEqual({ state: "failed", code: 80003, message: "boom" });
     await expect(poll({ status: "failed" })).resolves.toEqual({ state: "failed", code: 80003 });

@@ -32,7 +32,8 @@ export async function checkRedis(redis: RedisClient, target: RedisConfig | strin
 
 /** Where the operator pointed us, and through which variable; never a password. */
 function describeRedis(config: RedisConfig): string {
-  const list = (nodes: { host: string; port: number }[]) => nodes.map((n) => (n.host.includes(":") ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`)).join(",");
+  const list = (nodes: { host: string; port: number }[]) =>
+    nodes.map((n) => (n.host.includes(":") ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`)).join(",");
   if (config.mode === "cluster") return `cluster ${list(config.nodes)} (REDIS_CLUSTER_NODES)`;
   if (config.mode === "sentinel") return `master "${config.name}" of sentinels ${list(config.sentinels)} (REDIS_SENTINELS)`;
   try {

@@ -37,21 +37,23 @@ function roleOptions(role: RedisRole): RedisOptions {
 function createNode(config: Exclude<RedisConfig, { mode: "cluster" }>, role: RedisRole): Redis {
   if (config.mode === "single") return new Redis(config.url, { ...roleOptions(role), retryStrategy });
   // A failover can end a Sentinel client for good (see revive-ended-client.ts).
-  return reviveEndedClient(new Redis({
-    ...roleOptions(role),
-    sentinels: config.sentinels,
-    name: config.name,
-    password: config.password,
-    sentinelPassword: config.sentinelPassword,
-    retryStrategy,
-    sentinelRetryStrategy: retryStrategy,
-    // Watches the sentinels' +switch-master, so a failover is followed at once rather than when
-    // the old primary's connection finally breaks.
-    failoverDetector: true,
-    // A demoted primary answers writes with READONLY until Sentinel has it drop its clients:
-    // reconnect (through the sentinels, to the new primary) and resend.
-    reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
-  }));
+  return reviveEndedClient(
+    new Redis({
+      ...roleOptions(role),
+      sentinels: config.sentinels,
+      name: config.name,
+      password: config.password,
+      sentinelPassword: config.sentinelPassword,
+      retryStrategy,
+      sentinelRetryStrategy: retryStrategy,
+      // Watches the sentinels' +switch-master, so a failover is followed at once rather than when
+      // the old primary's connection finally breaks.
+      failoverDetector: true,
+      // A demoted primary answers writes with READONLY until Sentinel has it drop its clients:
+      // reconnect (through the sentinels, to the new primary) and resend.
+      reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
+    }),
+  );
 }
 
 function createCluster(config: Extract<RedisConfig, { mode: "cluster" }>, role: RedisRole): Cluster {

@@ -120,8 +120,30 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return promote({}, now, tonumber(ARGV[5]), tonumber(ARGV[6]))`;
 
 interface HostSlotCommands {
-  hostSlotAcquire(tickets: string, timeouts: string, waiting: string, now: number, leaseMs: number, cap: number, ticket: string, lane: string, threshold: number, park: string, waitMs: number): Promise<(number | string)[]>;
-  hostSlotRelease(tickets: string, timeouts: string, waiting: string, ticket: string, outcome: string, ttlMs: number, now: number, leaseMs: number, cap: number): Promise<string[]>;
+  hostSlotAcquire(
+    tickets: string,
+    timeouts: string,
+    waiting: string,
+    now: number,
+    leaseMs: number,
+    cap: number,
+    ticket: string,
+    lane: string,
+    threshold: number,
+    park: string,
+    waitMs: number,
+  ): Promise<(number | string)[]>;
+  hostSlotRelease(
+    tickets: string,
+    timeouts: string,
+    waiting: string,
+    ticket: string,
+    outcome: string,
+    ttlMs: number,
+    now: number,
+    leaseMs: number,
+    cap: number,
+  ): Promise<string[]>;
 }
 
 export interface HostSlots {
@@ -167,16 +189,43 @@ export function createHostSlots(redis: RedisClient, options: HostSlotOptions): H
   }
   // A host's keys in one cluster slot: QUEUE_PREFIX is a hash tag on a cluster (its tag wins over
   // the host's braces), and the braces keep them together under any other prefix.
-  const keys = (host: string) => [`${options.prefix}:webhook-host:{${host}}:tickets`, `${options.prefix}:webhook-host:{${host}}:timeouts`, `${options.prefix}:webhook-host:{${host}}:waiting`] as const;
+  const keys = (host: string) =>
+    [
+      `${options.prefix}:webhook-host:{${host}}:tickets`,
+      `${options.prefix}:webhook-host:{${host}}:timeouts`,
+      `${options.prefix}:webhook-host:{${host}}:waiting`,
+    ] as const;
   return {
     async acquire(host, ticket, lane, park = false) {
       const [tickets, timeouts, waiting] = keys(host);
-      const [status, ...promoted] = await commands.hostSlotAcquire(tickets, timeouts, waiting, Date.now(), options.leaseMs, options.cap, ticket, lane, SLOW_HOST_TIMEOUTS, park ? "1" : "0", options.waitMemoryMs);
+      const [status, ...promoted] = await commands.hostSlotAcquire(
+        tickets,
+        timeouts,
+        waiting,
+        Date.now(),
+        options.leaseMs,
+        options.cap,
+        ticket,
+        lane,
+        SLOW_HOST_TIMEOUTS,
+        park ? "1" : "0",
+        options.waitMemoryMs,
+      );
       return { slot: STATUS[Number(status)] ?? "full", promoted: promoted.map((member) => parseMember(String(member))) };
     },
     async release(host, ticket, outcome) {
       const [tickets, timeouts, waiting] = keys(host);
-      const promoted = await commands.hostSlotRelease(tickets, timeouts, waiting, ticket, outcome, options.slowMemoryMs, Date.now(), options.leaseMs, options.cap);
+      const promoted = await commands.hostSlotRelease(
+        tickets,
+        timeouts,
+        waiting,
+        ticket,
+        outcome,
+        options.slowMemoryMs,
+        Date.now(),
+        options.leaseMs,
+        options.cap,
+      );
       return promoted.map(parseMember);
     },
   };

@@ -1,10 +1,27 @@
 export { QUEUE_NAMES, type QueueName } from "./queue-names.ts";
-export { MAINTENANCE_JOBS, generationJobId, webhookJobId, type GenerationJobData, type MaintenanceJobData, type MaintenanceJobName, type WebhookJobData } from "./job-types.ts";
+export {
+  MAINTENANCE_JOBS,
+  generationJobId,
+  webhookJobId,
+  type GenerationJobData,
+  type MaintenanceJobData,
+  type MaintenanceJobName,
+  type WebhookJobData,
+} from "./job-types.ts";
 export { GENERATION_JOB_OPTIONS, MAINTENANCE_JOB_OPTIONS, WEBHOOK_JOB_OPTIONS } from "./job-options.ts";
 export { scheduleMaintenance } from "./schedule-maintenance.ts";
 export { checkRedis } from "./check-redis.ts";
 export { enqueueGenerationJobs } from "./enqueue-generation-jobs.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis, type RedisClient, type RedisRole } from "./create-redis.ts";
-export { createHostSlots, SLOW_HOST_TIMEOUTS, type HostSlot, type HostSlotAnswer, type HostSlotOptions, type HostSlots, type Lane, type Promoted } from "./host-slots.ts";
+export {
+  createHostSlots,
+  SLOW_HOST_TIMEOUTS,
+  type HostSlot,
+  type HostSlotAnswer,
+  type HostSlotOptions,
+  type HostSlots,
+  type Lane,
+  type Promoted,
+} from "./host-slots.ts";
 export { withDeadline } from "./with-deadline.ts";

@@ -29,7 +29,10 @@ export function settleClusterConnect(cluster: Cluster): Cluster {
       const onEnd = () => done(new Error("Connection is closed."));
       this.once("ready", onReady);
       this.once("end", onEnd);
-      attempt.then(() => done(), (error: Error) => done(error));
+      attempt.then(
+        () => done(),
+        (error: Error) => done(error),
+      );
     });
   };
   cluster.duplicate = function (this: Cluster, ...args: Parameters<Cluster["duplicate"]>) {

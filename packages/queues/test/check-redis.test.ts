@@ -20,7 +20,9 @@ test("nothing listening: one line naming the address and the last connection err
   const redis = createRedis(url, "request");
   const started = Date.now();
   try {
-    await expect(checkRedis(redis, url, 500)).rejects.toThrow(/^Redis does not answer at 127\.0\.0\.1:\d+ \(REDIS_URL\): no answer within 500 ms \(.*ECONNREFUSED.*\)$/);
+    await expect(checkRedis(redis, url, 500)).rejects.toThrow(
+      /^Redis does not answer at 127\.0\.0\.1:\d+ \(REDIS_URL\): no answer within 500 ms \(.*ECONNREFUSED.*\)$/,
+    );
     expect(Date.now() - started).toBeLessThan(1500);
   } finally {
     redis.disconnect();
@@ -28,15 +30,24 @@ test("nothing listening: one line naming the address and the last connection err
 });
 
 test.each(["cluster", "sentinel"] as const)("nothing listening for a %s: one line naming the variable and the nodes", async (mode) => {
-  const nodes = [{ host: "127.0.0.1", port: await closedPort() }, { host: "::1", port: await closedPort("::1").catch(() => 1) }];
+  const nodes = [
+    { host: "127.0.0.1", port: await closedPort() },
+    { host: "::1", port: await closedPort("::1").catch(() => 1) },
+  ];
   const config =
     mode === "cluster"
       ? ({ mode, nodes, password: undefined } as const)
       : ({ mode, sentinels: nodes, name: "genmaster", password: undefined, sentinelPassword: undefined } as const);
   const redis = createRedis(config, "request");
   try {
-    const where = mode === "cluster" ? /cluster 127\.0\.0\.1:\d+,\[::1\]:\d+ \(REDIS_CLUSTER_NODES\)/ : /master "genmaster" of sentinels 127\.0\.0\.1:\d+,\[::1\]:\d+ \(REDIS_SENTINELS\)/;
-    const error = await checkRedis(redis, config, 500).then(() => null, (e: Error) => e);
+    const where =
+      mode === "cluster"
+        ? /cluster 127\.0\.0\.1:\d+,\[::1\]:\d+ \(REDIS_CLUSTER_NODES\)/
+        : /master "genmaster" of sentinels 127\.0\.0\.1:\d+,\[::1\]:\d+ \(REDIS_SENTINELS\)/;
+    const error = await checkRedis(redis, config, 500).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(error?.message).toMatch(new RegExp(`^Redis does not answer at ${where.source}: no answer within 500 ms`));
     expect(error?.message).not.toContain("\n");
   } finally {

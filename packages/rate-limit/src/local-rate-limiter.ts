@@ -19,10 +19,22 @@ export class LocalRateLimiter {
     const nextTat = tat + interval;
     const allowAt = nextTat - rate.burst * interval;
     if (allowAt > now) {
-      return { allowed: false, limit: rate.burst, remaining: 0, resetSeconds: Math.ceil((tat - now) / 1000), retryAfterSeconds: Math.max(1, Math.ceil((allowAt - now) / 1000)) };
+      return {
+        allowed: false,
+        limit: rate.burst,
+        remaining: 0,
+        resetSeconds: Math.ceil((tat - now) / 1000),
+        retryAfterSeconds: Math.max(1, Math.ceil((allowAt - now) / 1000)),
+      };
     }
     this.tats.set(key, nextTat);
-    return { allowed: true, limit: rate.burst, remaining: Math.floor((now - allowAt) / interval), resetSeconds: Math.ceil((nextTat - now) / 1000), retryAfterSeconds: 0 };
+    return {
+      allowed: true,
+      limit: rate.burst,
+      remaining: Math.floor((now - allowAt) / interval),
+      resetSeconds: Math.ceil((nextTat - now) / 1000),
+      retryAfterSeconds: 0,
+    };
   }
 
   /** Full buckets need no entry: the map holds only users seen within their refill time. */

@@ -58,7 +58,10 @@ export class RateLimiter {
   private readonly local = new LocalRateLimiter();
   private skipRedisUntil = 0;
 
-  constructor(redis: Redis, private readonly prefix: string) {
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+  ) {
     if (!("gcra" in redis)) redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
     if (!("gcraUnlessRevoked" in redis)) redis.defineCommand("gcraUnlessRevoked", { numberOfKeys: 2, lua: GCRA_UNLESS_REVOKED });
     this.redis = redis as GcraRedis;
@@ -97,7 +100,9 @@ export class RateLimiter {
     const intervalMs = 1000 / rate.perSec;
     const key = `${this.prefix}:rl:${kind}:${subject}`;
     const [allowed, remaining, retryMs, resetMs] =
-      keyHash === undefined ? await this.redis.gcra(key, intervalMs, rate.burst) : await this.redis.gcraUnlessRevoked(key, revokedKeyMarker(this.prefix, keyHash), intervalMs, rate.burst);
+      keyHash === undefined
+        ? await this.redis.gcra(key, intervalMs, rate.burst)
+        : await this.redis.gcraUnlessRevoked(key, revokedKeyMarker(this.prefix, keyHash), intervalMs, rate.burst);
     if (allowed === -1) return { allowed: false, revoked: true, limit: rate.burst, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 };
     return {
       allowed: allowed === 1,

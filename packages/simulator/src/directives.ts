@@ -36,5 +36,8 @@ export function parseSimDirectives(params: Record<string, unknown>): SimDirectiv
 
 /** The text with the directives taken out, so that they do not show in generated output. */
 export function stripSimDirectives(text: string): string {
-  return text.replace(SIM_DIRECTIVE, "").replace(/[ \t]{2,}/g, " ").trim();
+  return text
+    .replace(SIM_DIRECTIVE, "")
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
 }

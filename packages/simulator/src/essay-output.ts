@@ -27,7 +27,11 @@ function countWords(text: string): number {
 
 /** The prompt's own words, as the topic the sentences talk about. */
 function topicOf(prompt: string): string {
-  const words = prompt.match(/[\p{L}\p{N}'-]+/gu)?.filter((w) => w.length > 2).slice(0, 5) ?? [];
+  const words =
+    prompt
+      .match(/[\p{L}\p{N}'-]+/gu)
+      ?.filter((w) => w.length > 2)
+      .slice(0, 5) ?? [];
   return words.length > 0 ? words.join(" ").toLowerCase() : "this topic";
 }
 
@@ -51,7 +55,10 @@ export function simulateEssay(prompt: string, maxWords: number, random: Random):
   let text = paragraphs.map((p) => p.join(" ")).join("\n\n");
   if (countWords(text) > maxWords) {
     // Only when max_words is shorter than the opening sentence.
-    text = `${(text.match(/\S+/g) ?? []).slice(0, maxWords).join(" ").replace(/[.,;:]$/, "")}.`;
+    text = `${(text.match(/\S+/g) ?? [])
+      .slice(0, maxWords)
+      .join(" ")
+      .replace(/[.,;:]$/, "")}.`;
   }
   return { text, word_count: countWords(text) };
 }

@@ -49,7 +49,8 @@ export function createSimulatedProvider(options: { now?: () => number; baseDelay
       const directives = parseSimDirectives(job.params);
       if (directives.fail === Wf.UpstreamSubmitFailed) throw new WorkflowError(Wf.UpstreamSubmitFailed, "Simulated upstream submission failure");
       if (directives.fail === Wf.InputRejected) throw new WorkflowError(Wf.InputRejected, "Simulated upstream rejected the input");
-      if (directives.fail === Wf.ContentPolicy && directives.stage === "input") throw new PolicyViolation("input", "Simulated content policy verdict on the input");
+      if (directives.fail === Wf.ContentPolicy && directives.stage === "input")
+        throw new PolicyViolation("input", "Simulated content policy verdict on the input");
       return { upstreamId: encodeSimUpstreamId({ job, startedAt: now() }) };
     },
 

@@ -93,7 +93,17 @@ describe("simulated video", () => {
     expect([avcC[0], avcC[1], avcC[4]! & 3, avcC[5]! & 0x1f]).toEqual([1, 66, 3, 1]);
     const spsLength = avcC.readUInt16BE(6);
     const sps = readSps(avcC.subarray(8, 8 + spsLength));
-    expect(sps).toMatchObject({ nalType: 7, profile: 66, constraints: 0xc0, pocType: 2, frameMbsOnly: 1, width: 64, height: 36, codedWidth: 64, codedHeight: 48 });
+    expect(sps).toMatchObject({
+      nalType: 7,
+      profile: 66,
+      constraints: 0xc0,
+      pocType: 2,
+      frameMbsOnly: 1,
+      width: 64,
+      height: 36,
+      codedWidth: 64,
+      codedHeight: 48,
+    });
     const pps = avcC.subarray(8 + spsLength + 3);
     expect(avcC[8 + spsLength]).toBe(1);
     expect((pps[0] as number) & 0x1f).toBe(8);

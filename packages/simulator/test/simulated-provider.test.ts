@@ -30,7 +30,9 @@ describe("simulated provider outputs", () => {
   const provider = createSimulatedProvider({ now: time.now });
 
   it("images: n PNGs of `size`, with token usage", async () => {
-    const result = completed(await run(provider, time, job("images", { prompt: "a lighthouse at dusk", n: 2, size: "256x256", quality: "hd" }, "sim-image-1-tokens")));
+    const result = completed(
+      await run(provider, time, job("images", { prompt: "a lighthouse at dusk", n: 2, size: "256x256", quality: "hd" }, "sim-image-1-tokens")),
+    );
     expect(result.files?.map((f) => readPng(f.data)).map((p) => [p.width, p.height])).toEqual([
       [256, 256],
       [256, 256],
@@ -101,7 +103,10 @@ describe("simulated provider determinism and crash safety", () => {
     const b = clock(999_999);
     const first = completed(await run(createSimulatedProvider({ now: a.now }), a, job("images", { prompt: "p", size: "256x256", n: 2 })));
     const second = completed(
-      await run(createSimulatedProvider({ now: b.now }), b, { ...job("images", { n: 2, size: "256x256", prompt: "p" }), taskId: "task_ffffffffffffffffffffffffffffffff" }),
+      await run(createSimulatedProvider({ now: b.now }), b, {
+        ...job("images", { n: 2, size: "256x256", prompt: "p" }),
+        taskId: "task_ffffffffffffffffffffffffffffffff",
+      }),
     );
     expect(second.files?.map((f) => f.data)).toEqual(first.files?.map((f) => f.data));
     const other = completed(await run(createSimulatedProvider({ now: b.now }), b, job("images", { prompt: "q", size: "256x256", n: 2 })));
@@ -229,7 +234,9 @@ describe("simulated provider directives", () => {
   });
 
   it("reads directives from any string param, not only the prompt", async () => {
-    await expect(provider.submit(job("images", { prompt: "plain", image_url: "https://example.test/a.png?[[sim:fail=80001]]" }))).rejects.toMatchObject({ code: 80001 });
+    await expect(provider.submit(job("images", { prompt: "plain", image_url: "https://example.test/a.png?[[sim:fail=80001]]" }))).rejects.toMatchObject({
+      code: 80001,
+    });
     await expect(provider.submit(job("moderations", { input: ["ok", "[[sim:fail=80007]]"] }))).rejects.toMatchObject({ code: 80007 });
   });
 });

@@ -34,7 +34,8 @@ export async function downloadFile(url: string, limits: DownloadLimits, guard: D
   for (let redirects = 0; ; redirects++) {
     const hop = await fetchHop(target, limits, deadline, guard);
     if (hop.kind === "file") return hop.file;
-    if (redirects === MAX_REDIRECTS) throw new DownloadError("too_many_redirects", `download of ${labelOf(target)} failed: more than ${MAX_REDIRECTS} redirects`);
+    if (redirects === MAX_REDIRECTS)
+      throw new DownloadError("too_many_redirects", `download of ${labelOf(target)} failed: more than ${MAX_REDIRECTS} redirects`);
     target = hop.location;
   }
 }

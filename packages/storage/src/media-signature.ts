@@ -1,7 +1,8 @@
 import { extensionFor, type MediaExtension } from "./media-types.ts";
 
 const ascii = (text: string) => Buffer.from(text, "latin1");
-const startsWith = (data: Buffer, prefix: Buffer, offset = 0) => data.length >= offset + prefix.length && data.subarray(offset, offset + prefix.length).equals(prefix);
+const startsWith = (data: Buffer, prefix: Buffer, offset = 0) =>
+  data.length >= offset + prefix.length && data.subarray(offset, offset + prefix.length).equals(prefix);
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function isUtf8Text(data: Buffer): string | undefined {

@@ -123,11 +123,14 @@ describe("upstream downloads go through the address guard", () => {
     expect(forbiddenConnections).toBe(0);
   });
 
-  it.each(["/to-meta-name", "/to-meta-literal", "/to-meta-mapped", "/hop-then-meta"])("a redirect (%s) to a blocked address is refused without connecting", async (path) => {
-    const error = await refusal(`${allowed.url}${path}`);
-    expect(error.reason).toBe("blocked_address");
-    expect(forbiddenConnections).toBe(0);
-  });
+  it.each(["/to-meta-name", "/to-meta-literal", "/to-meta-mapped", "/hop-then-meta"])(
+    "a redirect (%s) to a blocked address is refused without connecting",
+    async (path) => {
+      const error = await refusal(`${allowed.url}${path}`);
+      expect(error.reason).toBe("blocked_address");
+      expect(forbiddenConnections).toBe(0);
+    },
+  );
 
   it("https hops are guarded too", async () => {
     expect((await downloadFile(`https://files.test:${tlsPort}/image.png`, LIMITS, guard)).data.equals(PNG)).toBe(true);

@@ -36,7 +36,15 @@ beforeEach(() => {
 });
 
 function s3(): Storage {
-  return createS3Storage({ bucket: "media-bucket", cdnUrl: CDN, region: "eu-west-1", endpoint: fake.url, forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1 });
+  return createS3Storage({
+    bucket: "media-bucket",
+    cdnUrl: CDN,
+    region: "eu-west-1",
+    endpoint: fake.url,
+    forcePathStyle: true,
+    credentials: CREDENTIALS,
+    maxAttempts: 1,
+  });
 }
 
 describe("S3 storage", () => {
@@ -87,7 +95,15 @@ describe("S3 storage", () => {
   it("gives up on a server that never answers after timeoutMs", async () => {
     const silent = await startLoopbackServer(() => {});
     try {
-      const storage = createS3Storage({ bucket: "b", cdnUrl: CDN, endpoint: silent.url, forcePathStyle: true, credentials: CREDENTIALS, maxAttempts: 1, timeoutMs: 300 });
+      const storage = createS3Storage({
+        bucket: "b",
+        cdnUrl: CDN,
+        endpoint: silent.url,
+        forcePathStyle: true,
+        credentials: CREDENTIALS,
+        maxAttempts: 1,
+        timeoutMs: 300,
+      });
       await expect(storage.put("tasks/t/0.png", Buffer.from("x"), "image/png")).rejects.toThrow(StorageError);
     } finally {
       await silent.close();

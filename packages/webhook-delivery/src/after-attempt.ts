@@ -5,7 +5,8 @@ import { isScheduledAttempt, nextAttemptDueAt, type Schedule } from "./delivery-
 import type { OpenAttempt } from "./open-attempt.ts";
 
 /** What the delivery does next once an attempt is recorded. */
-export type AfterAttempt = { kind: typeof DeliveryStatus.Delivered } | { kind: typeof DeliveryStatus.Failed } | { kind: "retry"; attempt: AttemptNo; dueAt: Date };
+export type AfterAttempt =
+  { kind: typeof DeliveryStatus.Delivered } | { kind: typeof DeliveryStatus.Failed } | { kind: "retry"; attempt: AttemptNo; dueAt: Date };
 
 const DELIVERED: AfterAttempt = { kind: DeliveryStatus.Delivered };
 const FAILED: AfterAttempt = { kind: DeliveryStatus.Failed };
@@ -16,7 +17,12 @@ const FAILED: AfterAttempt = { kind: DeliveryStatus.Failed };
  * attempt, ends it `failed` (the contract's three attempts are the automatic ones; an operator's
  * attempt is an addition, followed by no retry).
  */
-export function afterAttempt(open: Pick<OpenAttempt, "attempt" | "manual" | "taskFinishedAt">, result: AttemptResult, finishedAt: Date, schedule: Schedule): AfterAttempt {
+export function afterAttempt(
+  open: Pick<OpenAttempt, "attempt" | "manual" | "taskFinishedAt">,
+  result: AttemptResult,
+  finishedAt: Date,
+  schedule: Schedule,
+): AfterAttempt {
   if (result.ok) return DELIVERED;
   const following = open.attempt + 1;
   if (open.manual || !isScheduledAttempt(open.attempt) || !isScheduledAttempt(following)) return FAILED;

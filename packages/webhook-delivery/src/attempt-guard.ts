@@ -28,14 +28,31 @@ export function decideAttempt(state: DeliveryState | undefined, attempt: number,
 
   if (state.attemptId !== null && state.attemptStartedAt !== null) {
     if (state.attemptFinishedAt !== null) return skip("already_recorded");
-    return { kind: "lost", open: { taskId: state.taskId, attempt, manual: state.attemptRequestedBy !== null, attemptId: state.attemptId, startedAt: state.attemptStartedAt, taskFinishedAt } };
+    return {
+      kind: "lost",
+      open: {
+        taskId: state.taskId,
+        attempt,
+        manual: state.attemptRequestedBy !== null,
+        attemptId: state.attemptId,
+        startedAt: state.attemptStartedAt,
+        taskFinishedAt,
+      },
+    };
   }
 
   const manual = state.redeliveryRequestedBy !== null;
   if (state.attempts !== attempt - 1 || (!isScheduledAttempt(attempt) && !manual)) return skip("not_awaited");
   if (attempt === 1) {
     if (state.status !== DeliveryStatus.Pending) return skip("not_awaited");
-    return { kind: "run", url: state.url, manual, dueAt: taskFinishedAt, windowEndsAt: windowEnd(1, manual, taskFinishedAt, taskFinishedAt, schedule), taskFinishedAt };
+    return {
+      kind: "run",
+      url: state.url,
+      manual,
+      dueAt: taskFinishedAt,
+      windowEndsAt: windowEnd(1, manual, taskFinishedAt, taskFinishedAt, schedule),
+      taskFinishedAt,
+    };
   }
   if (state.status !== DeliveryStatus.InProgress || state.nextAttemptAt === null) return skip("not_awaited");
   const dueAt = state.nextAttemptAt;

@@ -17,7 +17,12 @@ import type { TransitionDeps } from "./transition-deps.ts";
  * keeps its `delivered_at`; scheduled attempts only run before the first 2xx, so for them this is
  * the plain schedule.
  */
-export async function finishAttempt(deps: Omit<TransitionDeps, "metrics">, open: OpenAttempt, result: AttemptResult, finishedAt: Date): Promise<AfterAttempt | null> {
+export async function finishAttempt(
+  deps: Omit<TransitionDeps, "metrics">,
+  open: OpenAttempt,
+  result: AttemptResult,
+  finishedAt: Date,
+): Promise<AfterAttempt | null> {
   const next = afterAttempt(open, result, finishedAt, deps.config);
   const status = await finishAttemptRow(deps.db, attemptRecord(open, result, finishedAt, next));
   if (status === undefined) return null;

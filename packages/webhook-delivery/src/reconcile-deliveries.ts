@@ -56,8 +56,20 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   await paginate(batch, async (after) => {
     const rows = await listOpenAttempts(deps.db, openCutoff, after, batch);
     for (const row of rows) {
-      if (row.taskFinishedAt === null || (await liveInSlowLane(row.taskId, row.attemptNo)) || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))) continue;
-      const open = { taskId: row.taskId, attempt: row.attemptNo, manual: row.requestedBy !== null, attemptId: row.id, startedAt: row.startedAt, taskFinishedAt: row.taskFinishedAt };
+      if (
+        row.taskFinishedAt === null ||
+        (await liveInSlowLane(row.taskId, row.attemptNo)) ||
+        (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))
+      )
+        continue;
+      const open = {
+        taskId: row.taskId,
+        attempt: row.attemptNo,
+        manual: row.requestedBy !== null,
+        attemptId: row.id,
+        startedAt: row.startedAt,
+        taskFinishedAt: row.taskFinishedAt,
+      };
       if (await recordLostAttempt({ ...deps, now: clock }, open, "reconciler")) result.lost++;
     }
     return rows.map((row) => row.id);
@@ -76,7 +88,8 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const dueCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
     const rows = await listWaitingDeliveries(deps.db, dueCutoff, after, batch);
-    for (const { taskId, attempts } of rows) if (!(await liveInSlowLane(taskId, attempts + 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1))) result.enqueued++;
+    for (const { taskId, attempts } of rows)
+      if (!(await liveInSlowLane(taskId, attempts + 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1))) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 

@@ -14,6 +14,13 @@ export async function recordLostAttempt(deps: TransitionDeps, open: OpenAttempt,
   const next = await finishAttempt(deps, open, workerFailure(WorkerError.AttemptLost), deps.now());
   if (next === null) return false;
   recordWebhookAttempt(deps.metrics, WorkerError.AttemptLost);
-  deps.logger.warn("webhook attempt lost", { task_id: open.taskId, attempt: open.attempt, manual: open.manual, delivery_id: open.attemptId, found_by: foundBy, next: next.kind });
+  deps.logger.warn("webhook attempt lost", {
+    task_id: open.taskId,
+    attempt: open.attempt,
+    manual: open.manual,
+    delivery_id: open.attemptId,
+    found_by: foundBy,
+    next: next.kind,
+  });
   return true;
 }

@@ -7,7 +7,11 @@ import type { TransitionDeps } from "./transition-deps.ts";
  * `next_attempt_at`. A Redis failure here is logged, not thrown: the due time is committed, and the
  * reconciler enqueues a due attempt that has no job.
  */
-export async function scheduleNextAttempt(deps: Pick<TransitionDeps, "webhookQueue" | "logger" | "now">, taskId: string, next: Extract<AfterAttempt, { kind: "retry" }>): Promise<void> {
+export async function scheduleNextAttempt(
+  deps: Pick<TransitionDeps, "webhookQueue" | "logger" | "now">,
+  taskId: string,
+  next: Extract<AfterAttempt, { kind: "retry" }>,
+): Promise<void> {
   try {
     await enqueueWebhookAttempt(deps.webhookQueue, taskId, next.attempt, next.dueAt.getTime() - deps.now().getTime());
   } catch (error) {

@@ -10,7 +10,14 @@ const ok: AttemptResult = { ok: true, status: 204 };
 const http503: AttemptResult = { ok: false, lastError: "http_503", status: 503 };
 const timeout: AttemptResult = { ok: false, lastError: WireError.Timeout, status: null };
 const lost = workerFailure(WorkerError.AttemptLost);
-const open = (attempt: number, manual = false): OpenAttempt => ({ taskId: "task_1", attempt, manual, attemptId: "whd_1", startedAt: at(1_000), taskFinishedAt: finished });
+const open = (attempt: number, manual = false): OpenAttempt => ({
+  taskId: "task_1",
+  attempt,
+  manual,
+  attemptId: "whd_1",
+  startedAt: at(1_000),
+  taskFinishedAt: finished,
+});
 
 test.each([
   // [what, attempt, manual, result, finished at (ms), next]
@@ -30,10 +37,30 @@ test.each([
 });
 
 test.each([
-  ["delivered", ok, { kind: DeliveryStatus.Delivered }, { outcome: DeliveryStatus.Delivered, status: DeliveryStatus.Delivered, lastError: null, responseStatus: 204, nextAttemptAt: null }],
-  ["a retry", http503, { kind: "retry", attempt: 2, dueAt: at(41_500) }, { outcome: "http_503", status: DeliveryStatus.InProgress, lastError: "http_503", responseStatus: 503, nextAttemptAt: at(41_500) }],
-  ["failed", timeout, { kind: DeliveryStatus.Failed }, { outcome: WireError.Timeout, status: DeliveryStatus.Failed, lastError: WireError.Timeout, responseStatus: null, nextAttemptAt: null }],
-  ["lost", lost, { kind: DeliveryStatus.Failed }, { outcome: WorkerError.AttemptLost, status: DeliveryStatus.Failed, lastError: WorkerError.AttemptLost, responseStatus: null, nextAttemptAt: null }],
+  [
+    "delivered",
+    ok,
+    { kind: DeliveryStatus.Delivered },
+    { outcome: DeliveryStatus.Delivered, status: DeliveryStatus.Delivered, lastError: null, responseStatus: 204, nextAttemptAt: null },
+  ],
+  [
+    "a retry",
+    http503,
+    { kind: "retry", attempt: 2, dueAt: at(41_500) },
+    { outcome: "http_503", status: DeliveryStatus.InProgress, lastError: "http_503", responseStatus: 503, nextAttemptAt: at(41_500) },
+  ],
+  [
+    "failed",
+    timeout,
+    { kind: DeliveryStatus.Failed },
+    { outcome: WireError.Timeout, status: DeliveryStatus.Failed, lastError: WireError.Timeout, responseStatus: null, nextAttemptAt: null },
+  ],
+  [
+    "lost",
+    lost,
+    { kind: DeliveryStatus.Failed },
+    { outcome: WorkerError.AttemptLost, status: DeliveryStatus.Failed, lastError: WorkerError.AttemptLost, responseStatus: null, nextAttemptAt: null },
+  ],
 ] as const)("the rows written for %s", (_what, result, next, written) => {
   expect(attemptRecord(open(1), result, at(1_500), next)).toEqual({ attempt: 1, attemptId: "whd_1", finishedAt: at(1_500), durationMs: 500, ...written });
 });

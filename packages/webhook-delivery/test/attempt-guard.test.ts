@@ -22,7 +22,8 @@ const state = (overrides: Partial<DeliveryState> = {}): DeliveryState => ({
   attemptRequestedBy: null,
   ...overrides,
 });
-const waiting = (attempts: number, dueMs: number, overrides: Partial<DeliveryState> = {}) => state({ status: DeliveryStatus.InProgress, attempts, nextAttemptAt: at(dueMs), ...overrides });
+const waiting = (attempts: number, dueMs: number, overrides: Partial<DeliveryState> = {}) =>
+  state({ status: DeliveryStatus.InProgress, attempts, nextAttemptAt: at(dueMs), ...overrides });
 const claimed = (overrides: Partial<DeliveryState> = {}) => ({ attemptId: "whd_1", attemptStartedAt: at(5), ...overrides });
 
 test.each([
@@ -48,10 +49,31 @@ test.each([
   ["attempt 1 of a failed task", state({ taskStatus: TaskStatus.Failed }), 1, false, 0, 300_000],
   ["attempt 2 when due", waiting(1, 41_000), 2, false, 41_000, 300_000],
   ["attempt 3 when due", waiting(2, 300_000), 3, false, 300_000, 300_000 + FINAL_ATTEMPT_WINDOW_MS],
-  ["a manual attempt 2 after a delivered attempt 1", waiting(1, 900_000, { redeliveryRequestedBy: "alice" }), 2, true, 900_000, 900_000 + FINAL_ATTEMPT_WINDOW_MS],
-  ["a manual attempt 4 after the schedule failed", waiting(3, 3_600_000, { redeliveryRequestedBy: "alice" }), 4, true, 3_600_000, 3_600_000 + FINAL_ATTEMPT_WINDOW_MS],
+  [
+    "a manual attempt 2 after a delivered attempt 1",
+    waiting(1, 900_000, { redeliveryRequestedBy: "alice" }),
+    2,
+    true,
+    900_000,
+    900_000 + FINAL_ATTEMPT_WINDOW_MS,
+  ],
+  [
+    "a manual attempt 4 after the schedule failed",
+    waiting(3, 3_600_000, { redeliveryRequestedBy: "alice" }),
+    4,
+    true,
+    3_600_000,
+    3_600_000 + FINAL_ATTEMPT_WINDOW_MS,
+  ],
 ] as const)("runs %s", (_what, given, attempt, manual, dueMs, windowEndsMs) => {
-  expect(decideAttempt(given, attempt, schedule)).toEqual({ kind: "run", url: given.url, manual, dueAt: at(dueMs), windowEndsAt: at(windowEndsMs), taskFinishedAt: finished });
+  expect(decideAttempt(given, attempt, schedule)).toEqual({
+    kind: "run",
+    url: given.url,
+    manual,
+    dueAt: at(dueMs),
+    windowEndsAt: at(windowEndsMs),
+    taskFinishedAt: finished,
+  });
 });
 
 test.each([
@@ -59,5 +81,8 @@ test.each([
   ["a manual attempt", "alice", true],
 ] as const)("an attempt claimed and never recorded is lost, never sent again: %s", (_what, requestedBy, manual) => {
   const given = state({ status: DeliveryStatus.InProgress, attempts: 2, ...claimed({ attemptRequestedBy: requestedBy }) });
-  expect(decideAttempt(given, 2, schedule)).toEqual({ kind: "lost", open: { taskId: "task_1", attempt: 2, manual, attemptId: "whd_1", startedAt: at(5), taskFinishedAt: finished } });
+  expect(decideAttempt(given, 2, schedule)).toEqual({
+    kind: "lost",
+    open: { taskId: "task_1", attempt: 2, manual, attemptId: "whd_1", startedAt: at(5), taskFinishedAt: finished },
+  });
 });

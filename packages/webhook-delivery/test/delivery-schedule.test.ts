@@ -1,5 +1,13 @@
 import { WorkerError } from "@gen/domain";
-import { FINAL_ATTEMPT_WINDOW_MS, attemptWindowEndsAt, fitsWindow, isScheduledAttempt, manualAttemptWindowEndsAt, nextAttemptDueAt, staleClaim } from "@gen/webhook-delivery";
+import {
+  FINAL_ATTEMPT_WINDOW_MS,
+  attemptWindowEndsAt,
+  fitsWindow,
+  isScheduledAttempt,
+  manualAttemptWindowEndsAt,
+  nextAttemptDueAt,
+  staleClaim,
+} from "@gen/webhook-delivery";
 
 // The defaults of docs/api.md#webhook-delivery-schedule.
 const schedule = { webhookRetryDelayMs: 40_000, webhookFinalAttemptMs: 300_000, webhookTimeoutMs: 10_000 };

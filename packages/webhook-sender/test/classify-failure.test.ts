@@ -57,12 +57,9 @@ describe("classifyFailure", () => {
     expect(classifyFailure(gotError({ code }))).toBe("tls_error");
   });
 
-  it.each(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNRESET", "EPIPE", "ECONNABORTED", "EADDRNOTAVAIL"])(
-    "reports %s as connect_failed",
-    (code) => {
-      expect(classifyFailure(gotError({ code, syscall: "connect" }))).toBe("connect_failed");
-    },
-  );
+  it.each(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ECONNRESET", "EPIPE", "ECONNABORTED", "EADDRNOTAVAIL"])("reports %s as connect_failed", (code) => {
+    expect(classifyFailure(gotError({ code, syscall: "connect" }))).toBe("connect_failed");
+  });
 
   it("looks inside Node's happy-eyeballs AggregateError", () => {
     const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.2:443"), { code: "ECONNREFUSED", syscall: "connect" });

@@ -31,18 +31,17 @@ describe("the private-address guard", () => {
     expect(receiver.connections()).toBe(0);
   });
 
-  it.each([
-    [[GOOD, BAD]],
-    [[BAD, GOOD]],
-    [[GOOD, `::ffff:${BAD}`]],
-  ])("refuses the attempt when any record of %j is blocked, connecting to neither", async (answer) => {
-    const [good, bad] = track.receiver(await startReceiverPair({ tls: cert, host: GOOD }, { tls: cert, host: BAD }));
-    const sender = track.sender({ timeoutMs: 5_000, allowedCidrs: ALLOW_GOOD, lookup: resolverFor(HOST, answer), ca: ca.cert });
+  it.each([[[GOOD, BAD]], [[BAD, GOOD]], [[GOOD, `::ffff:${BAD}`]]])(
+    "refuses the attempt when any record of %j is blocked, connecting to neither",
+    async (answer) => {
+      const [good, bad] = track.receiver(await startReceiverPair({ tls: cert, host: GOOD }, { tls: cert, host: BAD }));
+      const sender = track.sender({ timeoutMs: 5_000, allowedCidrs: ALLOW_GOOD, lookup: resolverFor(HOST, answer), ca: ca.cert });
 
-    await expect(sender.send(`https://${HOST}:${good.port}/`, "{}")).resolves.toMatchObject(blocked);
-    expect(good.connections()).toBe(0);
-    expect(bad.connections()).toBe(0);
-  });
+      await expect(sender.send(`https://${HOST}:${good.port}/`, "{}")).resolves.toMatchObject(blocked);
+      expect(good.connections()).toBe(0);
+      expect(bad.connections()).toBe(0);
+    },
+  );
 
   it("delivers to an allow-listed address, connecting to exactly that address", async () => {
     const [good, bad] = track.receiver(await startReceiverPair({ tls: cert, host: GOOD }, { tls: cert, host: BAD }));

@@ -23,7 +23,10 @@ it("trusts a CA from NODE_EXTRA_CA_CERTS when no ca option is given", async () =
     await writeFile(caFile, ca.cert);
     const url = `https://${HOST}:${receiver.port}/`;
     const send = (env: NodeJS.ProcessEnv) =>
-      run(process.execPath, ["--conditions=@gen/source", "--import", "tsx", path.join(here, "helpers", "send-once.ts"), url], { env: { ...env, NODE_OPTIONS: "" }, timeout: 20_000 });
+      run(process.execPath, ["--conditions=@gen/source", "--import", "tsx", path.join(here, "helpers", "send-once.ts"), url], {
+        env: { ...env, NODE_OPTIONS: "" },
+        timeout: 20_000,
+      });
     const { NODE_EXTRA_CA_CERTS: _ignored, ...baseEnv } = process.env;
 
     const trusted = await send({ ...baseEnv, NODE_EXTRA_CA_CERTS: caFile });

@@ -49,7 +49,11 @@ describe("a delivered attempt", () => {
       "keep-alive",
     ]);
     // Nothing got would add on its own (accept-encoding, accept, authorization, cookie).
-    expect(headerNames(request.rawHeaders).map((name) => name.toLowerCase()).sort()).toEqual(["connection", "content-length", "content-type", "host", "user-agent"]);
+    expect(
+      headerNames(request.rawHeaders)
+        .map((name) => name.toLowerCase())
+        .sort(),
+    ).toEqual(["connection", "content-length", "content-type", "host", "user-agent"]);
   });
 
   it("resolves only the URL's host, with all: true", async () => {

@@ -15,8 +15,7 @@ function parseRange(text: string, original: string): Range {
   const [address = "", prefix, extra] = text.split("/");
   const parsed = address.includes("%") ? null : parseIp(address);
   const max = parsed?.kind() === "ipv4" ? 32 : 128;
-  const fail = (why: string) =>
-    new Error(`invalid allowed CIDR "${original}": ${why} (expected an IPv4 or IPv6 address with optional /prefix)`);
+  const fail = (why: string) => new Error(`invalid allowed CIDR "${original}": ${why} (expected an IPv4 or IPv6 address with optional /prefix)`);
   if (!parsed) throw fail("not an IP address");
   if (extra !== undefined) throw fail("more than one '/'");
   if (prefix === undefined) return [parsed, max];

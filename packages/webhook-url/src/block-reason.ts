@@ -1,14 +1,6 @@
 /** Why an IPv4 address (alone or embedded in IPv6) is not a public destination. */
 export type Ipv4BlockReason =
-  | "unspecified"
-  | "loopback"
-  | "private"
-  | "linkLocal"
-  | "carrierGradeNat"
-  | "multicast"
-  | "broadcast"
-  | "reserved"
-  | "cloudMetadata";
+  "unspecified" | "loopback" | "private" | "linkLocal" | "carrierGradeNat" | "multicast" | "broadcast" | "reserved" | "cloudMetadata";
 
 /** IPv6 forms that carry an IPv4 address; the reason then reads `<form>:<IPv4 reason>`. */
 export type EmbeddingForm = "ipv4Mapped" | "ipv4Compatible" | "ipv4Translated" | "nat64" | "6to4";

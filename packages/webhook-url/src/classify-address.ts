@@ -110,7 +110,10 @@ function embeddedIpv4Candidates(address: IPv6): IPv4[] {
   if (address.match(SIX_TO_FOUR)) return [ipv4At(address, 2)];
   if (address.match(TEREDO)) {
     // RFC 4380: the server in bits 32-63, the client in the last 32 bits with every bit inverted.
-    const client = address.toByteArray().slice(12, 16).map((byte) => byte ^ 0xff);
+    const client = address
+      .toByteArray()
+      .slice(12, 16)
+      .map((byte) => byte ^ 0xff);
     return [ipv4At(address, 4), new ipaddr.IPv4(client)];
   }
   return [];

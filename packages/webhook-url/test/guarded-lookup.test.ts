@@ -46,17 +46,29 @@ describe("createGuardedLookup", () => {
     [["127.0.0.2", "169.254.169.254"], ["127.0.0.2/32"]],
     [["127.0.0.2", "127.1"], ["127.0.0.2/32"]],
   ])("refuses the whole answer %j when any record is blocked (allowed: %j)", async (answer, allowed) => {
-    const result = await run(fakeResolver(() => answer), allowed, { all: true });
+    const result = await run(
+      fakeResolver(() => answer),
+      allowed,
+      { all: true },
+    );
     expect(result.error?.code).toBe("ERR_WEBHOOK_BLOCKED_ADDRESS");
     expect(result.address).toEqual([]);
   });
 
   it("turns resolver failures and empty answers into resolution errors", async () => {
-    const notFound = await run(fakeResolver(() => ({ code: "ENOTFOUND" })), [], { all: true });
+    const notFound = await run(
+      fakeResolver(() => ({ code: "ENOTFOUND" })),
+      [],
+      { all: true },
+    );
     expect(notFound.error?.code).toBe("ERR_WEBHOOK_RESOLUTION_FAILED");
     expect((notFound.error?.cause as NodeJS.ErrnoException).code).toBe("ENOTFOUND");
 
-    const empty = await run(fakeResolver(() => []), [], {});
+    const empty = await run(
+      fakeResolver(() => []),
+      [],
+      {},
+    );
     expect(empty.error?.code).toBe("ERR_WEBHOOK_RESOLUTION_FAILED");
 
     const throwing: WebhookLookup = () => {

@@ -164,7 +164,19 @@ describe("validateWebhookUrl accepts", () => {
 
 describe("validateWebhookUrl", () => {
   it("never throws, whatever it is given", () => {
-    const odd: unknown[] = [undefined, Symbol("x"), 1n, () => "https://example.com/", new URL("https://example.com/"), "\u0000", "%", "[", "https://[", "https://a:b:c@d/", "x".repeat(100_000)];
+    const odd: unknown[] = [
+      undefined,
+      Symbol("x"),
+      1n,
+      () => "https://example.com/",
+      new URL("https://example.com/"),
+      "\u0000",
+      "%",
+      "[",
+      "https://[",
+      "https://a:b:c@d/",
+      "x".repeat(100_000),
+    ];
     for (const value of odd) expect(() => validateWebhookUrl(value)).not.toThrow();
     for (const value of odd) expect(validateWebhookUrl(value).ok).toBe(false);
   });

@@ -33,7 +33,13 @@ export async function failoverUnderLoad(
   earlierTaskIds: string[],
 ): Promise<{ interruptions: Interruption[]; report: LossReport; settledMs: number; failedWebhooks: string[] }> {
   const { auth } = await stack.user();
-  const load = startLoad(stack, auth, (i) => ({ model: "sim-detect-1", text: `load ${i}`, webhook_url: i % 4 === 0 ? `${receiver.url}&retry=1` : receiver.url }), 4, 50);
+  const load = startLoad(
+    stack,
+    auth,
+    (i) => ({ model: "sim-detect-1", text: `load ${i}`, webhook_url: i % 4 === 0 ? `${receiver.url}&retry=1` : receiver.url }),
+    4,
+    50,
+  );
   const interruptions: Interruption[] = [];
   try {
     for (const failover of failovers) {
@@ -42,7 +48,11 @@ export async function failoverUnderLoad(
       const startedAt = Date.now();
       await failover.run();
       // Over once submissions are accepted again, with a little time to show any second dip.
-      await until(async () => load.samples.some((s) => s.kind === "submit" && ok(s) && s.startedAt > Date.now() - 1000 && s.startedAt >= startedAt), 120_000, `submissions accepted after ${failover.name}`);
+      await until(
+        async () => load.samples.some((s) => s.kind === "submit" && ok(s) && s.startedAt > Date.now() - 1000 && s.startedAt >= startedAt),
+        120_000,
+        `submissions accepted after ${failover.name}`,
+      );
       await new Promise((resolve) => setTimeout(resolve, STEADY_MS));
       interruptions.push(measure(failover.name, load.samples.slice(Math.max(0, before - 200)), startedAt));
     }
@@ -67,13 +77,19 @@ const ok = (s: Sample) => s.status >= 200 && s.status < 300;
 
 function measure(name: string, samples: Sample[], faultAt: number): Interruption {
   const submits = samples.filter((s) => s.kind === "submit");
-  const done = submits.filter(ok).map((s) => s.startedAt + s.ms).sort((a, b) => a - b);
+  const done = submits
+    .filter(ok)
+    .map((s) => s.startedAt + s.ms)
+    .sort((a, b) => a - b);
   const lastBefore = done.filter((t) => t <= faultAt);
   const after = done.filter((t) => t > faultAt);
   const series = [...lastBefore.slice(-1), ...after];
   let gapMs = 0;
   for (let i = 1; i < series.length; i++) gapMs = Math.max(gapMs, series[i]! - series[i - 1]!);
-  const gaps = lastBefore.slice(1).map((t, i) => t - lastBefore[i]!).sort((a, b) => a - b);
+  const gaps = lastBefore
+    .slice(1)
+    .map((t, i) => t - lastBefore[i]!)
+    .sort((a, b) => a - b);
   const refused: Record<string, number> = {};
   for (const s of submits) {
     if (ok(s) || s.startedAt + s.ms < faultAt) continue;
@@ -83,10 +99,18 @@ function measure(name: string, samples: Sample[], faultAt: number): Interruption
   return { name, gapMs, baselineMs: gaps[Math.floor(gaps.length / 2)] ?? 0, refused };
 }
 
-export function printFailovers(topology: string, { interruptions, report, settledMs, failedWebhooks }: { interruptions: Interruption[]; report: LossReport; settledMs: number; failedWebhooks: string[] }): void {
+export function printFailovers(
+  topology: string,
+  { interruptions, report, settledMs, failedWebhooks }: { interruptions: Interruption[]; report: LossReport; settledMs: number; failedWebhooks: string[] },
+): void {
   for (const i of interruptions) {
-    const refused = Object.entries(i.refused).map(([k, n]) => `${k} x${n}`).join(", ") || "none";
-    process.stdout.write(`[cluster] ${topology}, ${i.name}: submissions interrupted ${i.gapMs} ms (longest gap between accepted submissions; usual gap ${i.baselineMs} ms), refused meanwhile: ${refused}\n`);
+    const refused =
+      Object.entries(i.refused)
+        .map(([k, n]) => `${k} x${n}`)
+        .join(", ") || "none";
+    process.stdout.write(
+      `[cluster] ${topology}, ${i.name}: submissions interrupted ${i.gapMs} ms (longest gap between accepted submissions; usual gap ${i.baselineMs} ms), refused meanwhile: ${refused}\n`,
+    );
   }
   process.stdout.write(summaryLine(`${topology}, failovers under load`, report, settledMs).replace("[faults]", "[cluster]"));
   for (const line of failedWebhooks) process.stdout.write(`[cluster] ${topology}, webhook failed: ${line}\n`);

@@ -108,7 +108,9 @@ async function clusterNodes(ports: number[]): Promise<ClusterNode[]> {
           port: Number(/:(\d+)@/.exec(address!)![1]),
           role: flags!.includes("master") ? "master" : "slave",
           masterId: master === "-" ? undefined : master,
-          slots: slots.filter((s) => !s.startsWith("[")).map((s) => (s.includes("-") ? (s.split("-").map(Number) as [number, number]) : [Number(s), Number(s)])),
+          slots: slots
+            .filter((s) => !s.startsWith("["))
+            .map((s) => (s.includes("-") ? (s.split("-").map(Number) as [number, number]) : [Number(s), Number(s)])),
           failed: flags!.includes("fail"),
         };
       });

@@ -33,18 +33,29 @@ export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, r
   const ids = submissions.map((s) => s.body.id as string);
 
   for (const id of ids) {
-    const task = await until(async () => {
-      const answer = await stack.call(auth, "GET", `/api/v1/tasks/${id}`);
-      return answer.body.status === "completed" || answer.body.status === "failed" ? answer.body : null;
-    }, 60_000, `task ${id} terminal`);
+    const task = await until(
+      async () => {
+        const answer = await stack.call(auth, "GET", `/api/v1/tasks/${id}`);
+        return answer.body.status === "completed" || answer.body.status === "failed" ? answer.body : null;
+      },
+      60_000,
+      `task ${id} terminal`,
+    );
     expect(task.status).toBe("completed");
   }
-  const deliveries = await until(async () => {
-    const rows = await stack.db.webhookDelivery.findMany({ where: { taskId: { in: ids } } });
-    return rows.length === 2 && rows.every((row) => row.status === "delivered") ? rows : null;
-  }, 60_000, "both webhooks delivered");
+  const deliveries = await until(
+    async () => {
+      const rows = await stack.db.webhookDelivery.findMany({ where: { taskId: { in: ids } } });
+      return rows.length === 2 && rows.every((row) => row.status === "delivered") ? rows : null;
+    },
+    60_000,
+    "both webhooks delivered",
+  );
   expect(deliveries.map((d) => d.attempts)).toEqual([2, 2]);
-  expect(ids.map((id) => receiver.posts.get(id)?.map((p) => p.status))).toEqual([[503, 200], [503, 200]]);
+  expect(ids.map((id) => receiver.posts.get(id)?.map((p) => p.status))).toEqual([
+    [503, 200],
+    [503, 200],
+  ]);
 
   // Unknown keys: three go to the lookup, then the shared limiter (its bucket in Redis) refuses.
   // From an address of their own, so the block it earns holds up nobody else.
@@ -74,10 +85,14 @@ export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, r
     body: new URLSearchParams({ _csrf: session.csrfToken }).toString(),
   });
   expect(redeliver.status).toBe(303);
-  await until(async () => {
-    const row = await stack.db.webhookDelivery.findUnique({ where: { taskId: ids[0]! } });
-    return row?.status === "delivered" && row.attempts === 3;
-  }, 60_000, "manual redelivery delivered");
+  await until(
+    async () => {
+      const row = await stack.db.webhookDelivery.findUnique({ where: { taskId: ids[0]! } });
+      return row?.status === "delivered" && row.attempts === 3;
+    },
+    60_000,
+    "manual redelivery delivered",
+  );
   expect(receiver.posts.get(ids[0]!)?.map((p) => p.status)).toEqual([503, 200, 200]);
 
   const ready = await fetch(`${stack.baseUrl}/readyz`);
@@ -128,5 +143,8 @@ async function consoleSignIn(stack: FaultStack): Promise<{ cookie: string; csrfT
 }
 
 function cookie(res: Response, name: string): string | undefined {
-  return res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))?.split(";")[0];
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith(`${name}=`))
+    ?.split(";")[0];
 }

@@ -109,7 +109,11 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       const text = await res.text();
       return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, ms: Date.now() - started };
     },
-    tails: () => [gateway, ...workers, ...exited].filter((p) => p !== undefined).map((p) => p.tail()).join("\n"),
+    tails: () =>
+      [gateway, ...workers, ...exited]
+        .filter((p) => p !== undefined)
+        .map((p) => p.tail())
+        .join("\n"),
     async close() {
       if (process.env.FAULTS_VERBOSE) process.stderr.write(`app output:\n${stack.tails()}\n`);
       await Promise.all([gateway, ...workers].map((p) => p?.kill("SIGKILL")));

@@ -19,7 +19,7 @@ function chunked(pieces: readonly string[], size = (piece: string) => piece.leng
 
 function split(r: Rand, text: string): string[] {
   const pieces: string[] = [];
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const length = 1 + Math.floor(r() * 24);
     pieces.push(text.slice(at, at + length));
     at += length;
@@ -106,7 +106,7 @@ export function wireGenerators(ctx: FuzzContext): Record<string, (r: Rand) => Fu
         [chunked(split(r, text), (p) => `${p.length.toString(16)};ext=${"v".repeat(Math.floor(r() * 40))}`), "202"],
         [chunked(split(r, text), (p) => p.length.toString(16).toUpperCase().padStart(6, "0")), "202"],
         [chunked(split(r, text), undefined, "0\r\nX-Trailer: 1\r\n\r\n"), "202"],
-        [chunked(split(r, "{\"model\":")), "400/20001"],
+        [chunked(split(r, '{"model":')), "400/20001"],
         [chunked(Array.from({ length: 40 }, () => "a".repeat(64 * 1024))), "413/20008"],
         [chunked([text], () => "f".repeat(20)), undefined],
         [chunked([text], (p) => (p.length - 3).toString(16)), undefined],
@@ -116,9 +116,17 @@ export function wireGenerators(ctx: FuzzContext): Record<string, (r: Rand) => Fu
     },
     "request targets": (r) => {
       const [method, target, version, expect] = pick(r, TARGETS);
-      return raw(wire(ctx.auth, `${method} ${target} ${version}`, method === "POST" ? ["Content-Type: application/json", `Content-Length: ${VALID.length}`] : [], method === "POST" ? VALID : ""), expect);
+      return raw(
+        wire(
+          ctx.auth,
+          `${method} ${target} ${version}`,
+          method === "POST" ? ["Content-Type: application/json", `Content-Length: ${VALID.length}`] : [],
+          method === "POST" ? VALID : "",
+        ),
+        expect,
+      );
     },
-    "expectations": (r) => {
+    expectations: (r) => {
       const [expectHeader, body, expect] = pick<[string, Buffer, string | undefined]>(r, [
         ["100-continue", VALID, "202"],
         ["100-Continue", VALID, "202"],
@@ -127,16 +135,34 @@ export function wireGenerators(ctx: FuzzContext): Record<string, (r: Rand) => Fu
         ["100-continue, x", VALID, undefined],
         ["", VALID, undefined],
       ]);
-      return raw(wire(ctx.auth, `POST ${IMAGES} HTTP/1.1`, ["Content-Type: application/json", `Expect: ${expectHeader}`, `Content-Length: ${body.length}`], body), expect);
+      return raw(
+        wire(ctx.auth, `POST ${IMAGES} HTTP/1.1`, ["Content-Type: application/json", `Expect: ${expectHeader}`, `Content-Length: ${body.length}`], body),
+        expect,
+      );
     },
     "aborted requests": (r) => {
       const gzip = encodedBodies()[0]!.body;
       const close = r() < 0.5 ? "end" : "destroy";
       const bytes = pick(r, [
-        wire(ctx.auth, `POST ${IMAGES} HTTP/1.1`, ["Content-Type: application/json", "Content-Length: 1000"], VALID.subarray(0, 1 + Math.floor(r() * VALID.length))),
+        wire(
+          ctx.auth,
+          `POST ${IMAGES} HTTP/1.1`,
+          ["Content-Type: application/json", "Content-Length: 1000"],
+          VALID.subarray(0, 1 + Math.floor(r() * VALID.length)),
+        ),
         wire(ctx.auth, `POST ${IMAGES} HTTP/1.1`, ["Content-Type: application/json", "Content-Length: 50"]),
-        wire(ctx.auth, `POST ${IMAGES} HTTP/1.1`, ["Content-Type: application/json", "Transfer-Encoding: chunked"], chunked(split(r, "{\"model\":\"sim-image-1\""), undefined, "")),
-        wire(ctx.auth, `POST ${IMAGES} HTTP/1.1`, ["Content-Type: application/json", "Content-Encoding: gzip", `Content-Length: ${gzip.length}`], gzip.subarray(0, gzip.length >> 1)),
+        wire(
+          ctx.auth,
+          `POST ${IMAGES} HTTP/1.1`,
+          ["Content-Type: application/json", "Transfer-Encoding: chunked"],
+          chunked(split(r, '{"model":"sim-image-1"'), undefined, ""),
+        ),
+        wire(
+          ctx.auth,
+          `POST ${IMAGES} HTTP/1.1`,
+          ["Content-Type: application/json", "Content-Encoding: gzip", `Content-Length: ${gzip.length}`],
+          gzip.subarray(0, gzip.length >> 1),
+        ),
         wire(ctx.auth, "POST /console/sign-in HTTP/1.1", ["Content-Type: application/x-www-form-urlencoded", "Content-Length: 300"], "email=a%40b.c&pass"),
         Buffer.from(`POST ${IMAGES} HTTP/1.1\r\nHost: x\r\nAuthoriz`, "latin1"),
       ]);

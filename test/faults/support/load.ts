@@ -5,7 +5,14 @@ import type { FaultStack } from "./fault-stack.ts";
  * `auth` may depend on the task's index (several customers' tasks interleaved); `ratePerSec` paces
  * the submissions instead of sending them as fast as the gateway answers.
  */
-export async function submitMany(stack: FaultStack, auth: string | ((i: number) => string), count: number, body: (i: number) => Record<string, unknown>, pathname = "/api/v1/detect", ratePerSec?: number): Promise<string[]> {
+export async function submitMany(
+  stack: FaultStack,
+  auth: string | ((i: number) => string),
+  count: number,
+  body: (i: number) => Record<string, unknown>,
+  pathname = "/api/v1/detect",
+  ratePerSec?: number,
+): Promise<string[]> {
   const ids: string[] = new Array<string>(count);
   let next = 0;
   const started = Date.now();

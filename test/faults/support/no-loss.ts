@@ -43,7 +43,9 @@ export async function waitSettled(db: Database, timeoutMs: number): Promise<numb
  * charge, at most one refund, reserve = charge + refund, matching the task's columns).
  */
 export async function expectNothingLost(db: Database, receiver: HookReceiver, acceptedTaskIds: readonly string[]): Promise<LossReport> {
-  const tasks = await db.task.findMany({ select: { id: true, status: true, discardedAt: true, webhookUrl: true, reservedCredits: true, chargedCredits: true, refundedCredits: true } });
+  const tasks = await db.task.findMany({
+    select: { id: true, status: true, discardedAt: true, webhookUrl: true, reservedCredits: true, chargedCredits: true, refundedCredits: true },
+  });
   const byId = new Map(tasks.map((task) => [task.id, task]));
   expect(acceptedTaskIds.filter((id) => !byId.has(id))).toEqual([]);
   const open = tasks.filter((task) => task.discardedAt === null && task.status !== "completed" && task.status !== "failed");
@@ -78,7 +80,9 @@ export async function expectNothingLost(db: Database, receiver: HookReceiver, ac
   }
   expect(problems).toEqual([]);
 
-  const ledger = await db.$queryRaw<Array<{ taskId: string; reserves: number; charges: number; refunds: number; reserved: number; charged: number; refunded: number }>>`
+  const ledger = await db.$queryRaw<
+    Array<{ taskId: string; reserves: number; charges: number; refunds: number; reserved: number; charged: number; refunded: number }>
+  >`
     SELECT task_id AS "taskId",
            count(*) FILTER (WHERE kind = 'reserve')::int AS reserves, count(*) FILTER (WHERE kind = 'charge')::int AS charges,
            count(*) FILTER (WHERE kind = 'refund')::int AS refunds,

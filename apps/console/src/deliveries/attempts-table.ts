@@ -4,7 +4,16 @@ import type { AttemptLogRow } from "@gen/db";
 export interface AttemptsTableView {
   id: string;
   caption: string;
-  rows: Array<{ attemptNo: number; taskId: string; id: string; startedAt: string | null; outcome: string; responseStatus: number | null; durationMs: number | null; requestedBy: string | null }>;
+  rows: Array<{
+    attemptNo: number;
+    taskId: string;
+    id: string;
+    startedAt: string | null;
+    outcome: string;
+    responseStatus: number | null;
+    durationMs: number | null;
+    requestedBy: string | null;
+  }>;
   taskHref?: (taskId: string) => string;
 }
 

@@ -11,8 +11,19 @@ export interface DeliveryPageView {
   /** This page's own address (the form posts to it + /redeliver). */
   selfHref: string;
   indexHref: string;
-  task: { id: string; status: string; discarded: boolean; model: string; endpoint: string; userId: string; createdAt: string; finishedAt: string | null; errorCode: number | null; errorMessage: string };
-  webhook: { maskedUrl: string; status: string; attempts: number; finished: boolean; object: string; } | null;
+  task: {
+    id: string;
+    status: string;
+    discarded: boolean;
+    model: string;
+    endpoint: string;
+    userId: string;
+    createdAt: string;
+    finishedAt: string | null;
+    errorCode: number | null;
+    errorMessage: string;
+  };
+  webhook: { maskedUrl: string; status: string; attempts: number; finished: boolean; object: string } | null;
   attempts: AttemptsTableView;
 }
 

@@ -29,7 +29,12 @@ export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router 
     const data = {
       baseHref,
       chart: statsChart(stats, `${baseHref}/stats.json`),
-      recent: attemptsTable("recent-attempts", `The ${recent.length} most recently finished attempts`, recent, (taskId) => `${baseHref}/${encodeURIComponent(taskId)}`),
+      recent: attemptsTable(
+        "recent-attempts",
+        `The ${recent.length} most recently finished attempts`,
+        recent,
+        (taskId) => `${baseHref}/${encodeURIComponent(taskId)}`,
+      ),
     };
     ui.page(res, { title: "Webhook deliveries", view: "deliveries/index", data });
   });
@@ -54,8 +59,18 @@ export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router 
     const result = await requestRedelivery(deps, taskId, operator);
     if (!result.ok && result.reason === "unknown_task") return notFound(ui, res, req.baseUrl, taskId);
     if (result.ok) {
-      deps.logger.info("webhook redelivery requested", { task_id: taskId, attempt: result.attempt, operator_id: (res.locals as ConsoleLocals).operator.id, enqueued: result.enqueued });
-      if (!result.enqueued) deps.logger.warn("could not enqueue a manual webhook attempt; the reconciler will", { task_id: taskId, attempt: result.attempt, err: result.enqueueError });
+      deps.logger.info("webhook redelivery requested", {
+        task_id: taskId,
+        attempt: result.attempt,
+        operator_id: (res.locals as ConsoleLocals).operator.id,
+        enqueued: result.enqueued,
+      });
+      if (!result.enqueued)
+        deps.logger.warn("could not enqueue a manual webhook attempt; the reconciler will", {
+          task_id: taskId,
+          attempt: result.attempt,
+          err: result.enqueueError,
+        });
     }
     res.redirect(303, `${req.baseUrl}/${taskId}?${flashQuery(result)}`);
   });

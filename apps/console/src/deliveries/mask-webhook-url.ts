@@ -13,6 +13,9 @@ export function maskWebhookUrl(raw: string): string {
   }
   const names = [...url.searchParams.keys()];
   const query = names.length === 0 ? "" : `?${names.map((name) => `${encodeURIComponent(name)}=***`).join("&")}`;
-  const path = url.pathname.split("/").map((segment) => (segment.length > 3 ? `${segment.slice(0, 3)}***` : segment)).join("/");
+  const path = url.pathname
+    .split("/")
+    .map((segment) => (segment.length > 3 ? `${segment.slice(0, 3)}***` : segment))
+    .join("/");
   return `${url.protocol}//${url.host}${path}${query}`;
 }

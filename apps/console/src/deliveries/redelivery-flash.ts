@@ -36,7 +36,10 @@ export function flashFromQuery(query: Record<string, unknown>, reconcileInterval
         text: `Redelivery recorded as attempt ${attempt}, but the queue did not answer; the reconciler in the worker starts it within about ${Math.ceil((2 * reconcileIntervalMs) / 1000)} s.`,
       };
     case "not_finished":
-      return { tone: "error", text: `Not redelivered: the delivery is ${status}. Only a delivered or failed webhook can be sent again; wait until its current attempt has finished.` };
+      return {
+        tone: "error",
+        text: `Not redelivered: the delivery is ${status}. Only a delivered or failed webhook can be sent again; wait until its current attempt has finished.`,
+      };
     case "no_webhook":
       return { tone: "error", text: "Not redelivered: the task was submitted without a webhook_url." };
     default:

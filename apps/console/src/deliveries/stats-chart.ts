@@ -60,7 +60,10 @@ export function statsChart(stats: DeliveryStats, jsonHref: string): StatsChartVi
   const slot = PLOT_W / stats.minutes.length;
   const barWidth = Math.max(1, slot - 2);
   const present = OUTCOME_CATEGORIES.filter((category) => (stats.totals[category.name] ?? 0) > 0);
-  const summary = present.length === 0 ? "No attempts finished in this hour." : `Totals: ${present.map((category) => `${category.name} ${stats.totals[category.name]}`).join(", ")}.`;
+  const summary =
+    present.length === 0
+      ? "No attempts finished in this hour."
+      : `Totals: ${present.map((category) => `${category.name} ${stats.totals[category.name]}`).join(", ")}.`;
 
   const bars: StatsChartView["bars"] = [];
   stats.minutes.forEach((entry, index) => {

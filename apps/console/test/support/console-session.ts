@@ -16,7 +16,11 @@ export interface ConsoleOperatorSession {
 // and operators of a test differ by e-mail, not by salt.
 const hashes = new Map<string, Promise<string>>();
 
-export async function createOperator(db: Database, email = `ops-${Math.random().toString(36).slice(2)}@example.test`, password = "correct horse battery"): Promise<{ email: string; password: string }> {
+export async function createOperator(
+  db: Database,
+  email = `ops-${Math.random().toString(36).slice(2)}@example.test`,
+  password = "correct horse battery",
+): Promise<{ email: string; password: string }> {
   if (!hashes.has(password)) hashes.set(password, hashPassword(password));
   await db.operator.create({ data: { id: newOperatorId(), email, passwordHash: await hashes.get(password)! } });
   return { email, password };

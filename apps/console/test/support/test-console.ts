@@ -18,7 +18,10 @@ export interface TestConsole {
  * and Redis, with its own QUEUE_PREFIX so test files never see each other's sessions, jobs or
  * rate-limit counters.
  */
-export async function createTestConsole(env: Record<string, string> = {}, patch: (deps: ConsoleDeps) => Partial<ConsoleDeps> = () => ({})): Promise<TestConsole> {
+export async function createTestConsole(
+  env: Record<string, string> = {},
+  patch: (deps: ConsoleDeps) => Partial<ConsoleDeps> = () => ({}),
+): Promise<TestConsole> {
   const config: Config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
     QUEUE_PREFIX: `test_${randomBytes(4).toString("hex")}`,
@@ -28,7 +31,11 @@ export async function createTestConsole(env: Record<string, string> = {}, patch:
   const base = buildConsoleDeps(config, createLogger("console-test", "silent"));
   const deps = { ...base, ...patch(base) };
   // The real console checks Redis before it listens; request connections fail fast until ready.
-  await Promise.all([base.redis, deps.redis].map((redis) => (redis.status === "ready" ? undefined : Promise.race([new Promise((resolve) => redis.once("ready", resolve)), delay(1000)]))));
+  await Promise.all(
+    [base.redis, deps.redis].map((redis) =>
+      redis.status === "ready" ? undefined : Promise.race([new Promise((resolve) => redis.once("ready", resolve)), delay(1000)]),
+    ),
+  );
   return {
     app: createConsoleApp(deps),
     deps,

@@ -10,7 +10,12 @@ export function authenticate(deps: Pick<GatewayDeps, "db" | "badKeyThrottle" | "
   return async (req, res, next) => {
     // req.ip honours TRUST_PROXY (create-app.ts). The cache is used only while the limiter can
     // reach Redis, where the revocation markers are.
-    const auth = await authenticateKey(deps.db, req.headers.authorization, { address: req.ip ?? "unknown", by: deps.badKeyThrottle }, { keys: deps.keyCache, use: deps.rateLimiter.sharedAvailable });
+    const auth = await authenticateKey(
+      deps.db,
+      req.headers.authorization,
+      { address: req.ip ?? "unknown", by: deps.badKeyThrottle },
+      { keys: deps.keyCache, use: deps.rateLimiter.sharedAvailable },
+    );
     res.locals.userId = auth.userId;
     res.locals.apiKey = auth;
     next();

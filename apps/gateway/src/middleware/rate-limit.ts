@@ -20,7 +20,10 @@ export function rateLimit(deps: Pick<GatewayDeps, "rateLimiter" | "keyCache" | "
     const key = authenticatedKey(res);
     let decision;
     try {
-      decision = kind === "poll" ? await limiter.takeOrLocal(kind, key.userId, rate, key.keyHash) : { ...(await limiter.take(kind, key.userId, rate, key.keyHash)), local: false };
+      decision =
+        kind === "poll"
+          ? await limiter.takeOrLocal(kind, key.userId, rate, key.keyHash)
+          : { ...(await limiter.take(kind, key.userId, rate, key.keyHash)), local: false };
     } catch {
       throw new ApiError(Err.WorkflowUnavailable);
     }
@@ -33,7 +36,9 @@ export function rateLimit(deps: Pick<GatewayDeps, "rateLimiter" | "keyCache" | "
     res.setHeader("RateLimit-Remaining", String(decision.remaining));
     res.setHeader("RateLimit-Reset", String(decision.resetSeconds));
     if (!decision.allowed) {
-      throw new ApiError(Err.RateLimited, `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, { "Retry-After": String(decision.retryAfterSeconds) });
+      throw new ApiError(Err.RateLimited, `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`, {
+        "Retry-After": String(decision.retryAfterSeconds),
+      });
     }
     next();
   };

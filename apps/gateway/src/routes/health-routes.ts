@@ -10,8 +10,14 @@ export function healthRoutes(deps: GatewayDeps): Router {
   });
   router.get("/readyz", async (_req, res) => {
     const [database, redis] = await Promise.all([
-      pingDatabase(deps.db).then(() => "ok", () => "unavailable"),
-      deps.redis.ping().then(() => "ok", () => "unavailable"),
+      pingDatabase(deps.db).then(
+        () => "ok",
+        () => "unavailable",
+      ),
+      deps.redis.ping().then(
+        () => "ok",
+        () => "unavailable",
+      ),
     ]);
     const ready = database === "ok" && redis === "ok";
     res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not_ready", database, redis });

@@ -14,31 +14,21 @@ const INCLUDES = new Set(["webhook", "billing"]);
 /** GET /api/v1/tasks/{id}: 200 whenever the caller owns the task, whatever its state. */
 export function taskRoutes(deps: GatewayDeps): Router {
   const router = Router();
-  router.get(
-    "/api/v1/tasks/:id",
-    authenticate(deps),
-    rateLimit(deps, "poll", deps.config.pollRate),
-    async (req, res) => {
-      const include = parseInclude(req);
-      const id = req.params.id as string;
-      // Malformed ids and other users' tasks look exactly like unknown ones.
-      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
-      const body = await readTaskAnswer(deps, id, context(res).userId!, { webhook: include.has("webhook"), billing: include.has("billing") });
-      if (body === null) throw new ApiError(Err.TaskNotFound);
-      res.type("application/json").send(body);
-    },
-  );
-  router.post(
-    "/api/v1/tasks/:id/cancel",
-    authenticate(deps),
-    rateLimit(deps, "submit", deps.config.submitRate),
-    async (req, res) => {
-      const id = req.params.id as string;
-      if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
-      const task = await cancelTask(deps, context(res).userId!, id);
-      res.type("application/json").send(renderTask(task));
-    },
-  );
+  router.get("/api/v1/tasks/:id", authenticate(deps), rateLimit(deps, "poll", deps.config.pollRate), async (req, res) => {
+    const include = parseInclude(req);
+    const id = req.params.id as string;
+    // Malformed ids and other users' tasks look exactly like unknown ones.
+    if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
+    const body = await readTaskAnswer(deps, id, context(res).userId!, { webhook: include.has("webhook"), billing: include.has("billing") });
+    if (body === null) throw new ApiError(Err.TaskNotFound);
+    res.type("application/json").send(body);
+  });
+  router.post("/api/v1/tasks/:id/cancel", authenticate(deps), rateLimit(deps, "submit", deps.config.submitRate), async (req, res) => {
+    const id = req.params.id as string;
+    if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
+    const task = await cancelTask(deps, context(res).userId!, id);
+    res.type("application/json").send(renderTask(task));
+  });
   return router;
 }
 
@@ -52,7 +42,8 @@ function parseInclude(req: Request): Set<string> {
     for (const item of value.split(",")) {
       const name = item.trim();
       if (name === "") continue;
-      if (!INCLUDES.has(name)) throw new ApiError(Err.ParameterInvalid, `Invalid value for include: ${JSON.stringify(name.slice(0, 40))} (allowed: webhook, billing)`);
+      if (!INCLUDES.has(name))
+        throw new ApiError(Err.ParameterInvalid, `Invalid value for include: ${JSON.stringify(name.slice(0, 40))} (allowed: webhook, billing)`);
       include.add(name);
     }
   }

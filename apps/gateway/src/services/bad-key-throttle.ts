@@ -17,7 +17,10 @@ export class BadKeyThrottle {
   // Insertion-ordered, refreshed on use: the oldest entries go first when full.
   private readonly validKeys = new Map<string, number>();
 
-  constructor(private readonly limiter: RateLimiter, private readonly rate: RateConfig) {}
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly rate: RateConfig,
+  ) {}
 
   /** Before the lookup: 429 for an address over its limit, unless the key is known good. */
   check(address: string, keyHash: string, now = Date.now()): void {
@@ -49,5 +52,7 @@ export class BadKeyThrottle {
 }
 
 function tooMany(retryAfterSeconds: number): ApiError {
-  return new ApiError(Err.RateLimited, `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s`, { "Retry-After": String(retryAfterSeconds) });
+  return new ApiError(Err.RateLimited, `Too many invalid API keys from this address; retry after ${retryAfterSeconds} s`, {
+    "Retry-After": String(retryAfterSeconds),
+  });
 }

@@ -19,7 +19,12 @@ export async function readTask(db: Database, id: string, userId: string): Promis
  * console redelivery), so those answers are read afresh every time. A task's owner never changes,
  * so a cached answer for someone else is a 40001 without a read.
  */
-export async function readTaskAnswer(deps: { db: Database; finishedTasks: FinishedTaskCache }, id: string, userId: string, include: { webhook: boolean; billing: boolean }): Promise<string | null> {
+export async function readTaskAnswer(
+  deps: { db: Database; finishedTasks: FinishedTaskCache },
+  id: string,
+  userId: string,
+  include: { webhook: boolean; billing: boolean },
+): Promise<string | null> {
   const cacheKey = `${id}:${include.webhook ? "w" : ""}${include.billing ? "b" : ""}`;
   const cached = deps.finishedTasks.get(cacheKey);
   if (cached !== undefined) return cached.userId === userId ? cached.body : null;

@@ -101,7 +101,10 @@ async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcom
     return [i];
   });
   try {
-    const tasks = await reserveTasks(deps.db, together.map((i) => taskToReserve(batch[i]!)));
+    const tasks = await reserveTasks(
+      deps.db,
+      together.map((i) => taskToReserve(batch[i]!)),
+    );
     together.forEach((i, n) => {
       const task = tasks[n];
       if (task) outcomes[i] = { ok: true, value: { task, replayed: false } };
@@ -154,7 +157,8 @@ async function enqueueCreated(deps: GatewayDeps, batch: Pending[], outcomes: Out
     // gets the same 60002 (its key is freed, so a retry creates the task), never a vanished task.
     const refunded = new Set(created.filter(({ i }) => isRefunded(outcomes[i]!)).map(({ task }) => task.id));
     outcomes.forEach((outcome, i) => {
-      if (outcome.ok && outcome.value.replayed && refunded.has(outcome.value.task.id)) outcomes[i] = { ok: false, error: new ApiError(Err.WorkflowStartFailed) };
+      if (outcome.ok && outcome.value.replayed && refunded.has(outcome.value.task.id))
+        outcomes[i] = { ok: false, error: new ApiError(Err.WorkflowStartFailed) };
     });
   }
 }
@@ -167,7 +171,12 @@ const isRefunded = (outcome: Outcome) => !outcome.ok && outcome.error instanceof
  * key's unique index, or earlier on the balance when it covers one task only (the loser's debit
  * waited for the winner's commit, so the winner's key is visible by now).
  */
-async function answerFailures<T extends Submitted | null>(deps: GatewayDeps, input: SubmitInput, requestHash: string, step: () => Promise<T>): Promise<T | Submitted> {
+async function answerFailures<T extends Submitted | null>(
+  deps: GatewayDeps,
+  input: SubmitInput,
+  requestHash: string,
+  step: () => Promise<T>,
+): Promise<T | Submitted> {
   try {
     return await step();
   } catch (error) {
@@ -256,7 +265,9 @@ function hashRequest(endpoint: Endpoint, body: Record<string, unknown>): string 
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
   if (value && typeof value === "object") {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(",")}}`;
   }
   return JSON.stringify(value);
@@ -266,4 +277,3 @@ function stableStringify(value: unknown): string {
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
 }
-

@@ -20,7 +20,10 @@ export interface TestGateway {
  * A real gateway on the real PostgreSQL (the run's test database) and Redis, with its own
  * QUEUE_PREFIX so test files never see each other's jobs or rate-limit counters.
  */
-export async function createTestGateway(env: Record<string, string> = {}, patch: (deps: GatewayDeps) => Partial<GatewayDeps> = () => ({})): Promise<TestGateway> {
+export async function createTestGateway(
+  env: Record<string, string> = {},
+  patch: (deps: GatewayDeps) => Partial<GatewayDeps> = () => ({}),
+): Promise<TestGateway> {
   const config: Config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
     QUEUE_PREFIX: `test_${randomBytes(4).toString("hex")}`,
@@ -36,7 +39,11 @@ export async function createTestGateway(env: Record<string, string> = {}, patch:
   const base = buildDeps(config, createLogger("gateway-test", "silent"));
   const deps = { ...base, ...patch(base) };
   // The real gateway checks Redis before it listens; request connections fail fast until ready.
-  await Promise.all([base.redis, deps.redis].map((redis) => (redis.status === "ready" ? undefined : Promise.race([new Promise((resolve) => redis.once("ready", resolve)), delay(1000)]))));
+  await Promise.all(
+    [base.redis, deps.redis].map((redis) =>
+      redis.status === "ready" ? undefined : Promise.race([new Promise((resolve) => redis.once("ready", resolve)), delay(1000)]),
+    ),
+  );
   return {
     app: createApp(deps),
     deps,

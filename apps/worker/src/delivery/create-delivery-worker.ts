@@ -97,7 +97,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     // A job that stalls more often than this is failed by BullMQ; the reconciler then records its attempt as lost.
     maxStalledCount: 2,
   };
-  const worker = new Worker<WebhookJobData>(QUEUE_NAMES.webhook, (job, token) => processDelivery(deps, job, token), { ...workerOptions, concurrency: config.deliveryConcurrency });
+  const worker = new Worker<WebhookJobData>(QUEUE_NAMES.webhook, (job, token) => processDelivery(deps, job, token), {
+    ...workerOptions,
+    concurrency: config.deliveryConcurrency,
+  });
   // The slow lane's slots are few: its receivers hold each one for a whole timeout.
   const slowDeps: DeliveryDeps = { ...deps, lane: "slow" };
   const slowWorker = new Worker<WebhookJobData>(QUEUE_NAMES.webhookSlow, (job, token) => processDelivery(slowDeps, job, token), {
@@ -105,7 +108,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     concurrency: Math.max(1, Math.floor(config.deliveryConcurrency / 4)),
   });
   for (const each of [worker, slowWorker]) {
-    each.on("failed", (job, error) => logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }));
+    each.on("failed", (job, error) =>
+      logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }),
+    );
     each.on("error", (error) => logger.error("webhook worker error", { err: error }));
   }
 

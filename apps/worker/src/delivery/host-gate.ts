@@ -41,7 +41,14 @@ function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): nu
  * attempt moves to the slow lane and this job ends. Redis trouble here does not stop delivery: the
  * attempt runs without a ticket (logged).
  */
-export async function enterHostGate(deps: GateDeps, job: Job<WebhookJobData>, token: string | undefined, url: string, lane: Lane, windowEndsAt: Date): Promise<HeldSlot | "moved"> {
+export async function enterHostGate(
+  deps: GateDeps,
+  job: Job<WebhookJobData>,
+  token: string | undefined,
+  url: string,
+  lane: Lane,
+  windowEndsAt: Date,
+): Promise<HeldSlot | "moved"> {
   const slots = deps.hostSlots;
   const host = receiverHost(url);
   if (!slots || host === null || token === undefined || job.id === undefined) return NO_SLOT;
@@ -74,7 +81,8 @@ export async function routeToLane(deps: GateDeps, lane: Lane, taskId: string, at
   const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
   // The main lane's hand-off adds a new id; a move to the slow lane may meet an ended job of the
   // same id there (a reconciler's re-run), which would swallow a plain add.
-  const enqueue = (delayMs: number) => (lane === "main" ? enqueueWebhookAttempt(queue, taskId, attempt, delayMs) : ensureAttemptJob(queue, taskId, attempt, delayMs));
+  const enqueue = (delayMs: number) =>
+    lane === "main" ? enqueueWebhookAttempt(queue, taskId, attempt, delayMs) : ensureAttemptJob(queue, taskId, attempt, delayMs);
   const slots = deps.hostSlots;
   const host = receiverHost(url);
   const ticket = webhookJobId(taskId, attempt);
@@ -119,7 +127,14 @@ async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]
       const { lane, ticket } = pending.shift()!;
       const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
       const job = await Job.fromId<WebhookJobData>(queue, ticket);
-      if (job && (await job.promote().then(() => true, async () => LIVE.has(await job.getState())))) continue;
+      if (
+        job &&
+        (await job.promote().then(
+          () => true,
+          async () => LIVE.has(await job.getState()),
+        ))
+      )
+        continue;
       pending.push(...(await slots.release(host, ticket, "other")));
     }
   } catch (error) {

@@ -54,7 +54,14 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
     slot?.release(workerFailure(WorkerError.StaleClaim));
     return;
   }
-  const open: OpenAttempt = { taskId, attempt, manual: claim.requestedBy !== null, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt: decision.taskFinishedAt };
+  const open: OpenAttempt = {
+    taskId,
+    attempt,
+    manual: claim.requestedBy !== null,
+    attemptId: claim.id,
+    startedAt: claim.startedAt,
+    taskFinishedAt: decision.taskFinishedAt,
+  };
   const result = await runAttempt(deps, open, decision, slot);
   await recordResult(deps, open, claim, result);
 }
@@ -104,7 +111,12 @@ async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: Claime
   const finishedAt = deps.now();
   const next = await finishAttempt(deps, open, result, finishedAt);
   if (next === null) {
-    deps.logger.warn("webhook attempt finished after it was recorded as lost; result dropped", { task_id: open.taskId, attempt: open.attempt, delivery_id: claim.id, outcome: outcomeLabel(result) });
+    deps.logger.warn("webhook attempt finished after it was recorded as lost; result dropped", {
+      task_id: open.taskId,
+      attempt: open.attempt,
+      delivery_id: claim.id,
+      outcome: outcomeLabel(result),
+    });
     return;
   }
   // Dispatch time counts only scheduled attempts the receiver answered (any status): it measures

@@ -16,7 +16,12 @@ export function taskBodyRenderer(db: Database): RenderBody {
 }
 
 /** Runs the renderer with the 2 s bound. A failure is that attempt's result; the task is never written. */
-export async function renderWithin(render: RenderBody, taskId: string, deliveryId: string, timeoutMs = RENDER_TIMEOUT_MS): Promise<{ ok: true; body: string } | { ok: false; result: AttemptResult }> {
+export async function renderWithin(
+  render: RenderBody,
+  taskId: string,
+  deliveryId: string,
+  timeoutMs = RENDER_TIMEOUT_MS,
+): Promise<{ ok: true; body: string } | { ok: false; result: AttemptResult }> {
   const TIMED_OUT = Symbol("timed out");
   let timer: NodeJS.Timeout | undefined;
   const rendering = Promise.resolve().then(() => render(taskId, deliveryId));

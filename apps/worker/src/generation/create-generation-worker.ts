@@ -18,7 +18,9 @@ export function createGenerationWorker(deps: GenerationDeps, connection: Redis):
     stalledInterval: deps.config.jobLockMs,
     maxStalledCount: 10,
   });
-  worker.on("failed", (job, error) => deps.logger.warn("generation job failed; BullMQ retries it", { task_id: job?.data.taskId, attempt: job?.attemptsMade, err: error }));
+  worker.on("failed", (job, error) =>
+    deps.logger.warn("generation job failed; BullMQ retries it", { task_id: job?.data.taskId, attempt: job?.attemptsMade, err: error }),
+  );
   worker.on("error", (error) => deps.logger.error("generation worker error", { err: error }));
   return worker;
 }

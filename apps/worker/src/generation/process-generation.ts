@@ -68,7 +68,11 @@ export async function processGeneration(deps: GenerationDeps, taskId: string): P
 async function cancelUpstreamOfCanceled(deps: GenerationDeps, task: Task): Promise<void> {
   if (task.upstreamId === null || task.errorCode !== Wf.Canceled) return;
   const model = deps.catalog.model(task.model);
-  if (model) await deps.providers(model).cancel(task.upstreamId).catch(() => {});
+  if (model)
+    await deps
+      .providers(model)
+      .cancel(task.upstreamId)
+      .catch(() => {});
 }
 
 /**

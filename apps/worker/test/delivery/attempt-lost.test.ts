@@ -39,7 +39,11 @@ async function startChildWorker(): Promise<ChildProcess> {
     TEST_CA_PEM: fx.ca.cert,
     NODE_OPTIONS: "",
   };
-  const started = spawn(process.execPath, ["--conditions=@gen/source", "--import", "tsx", path.join(here, "helpers/crash-worker.ts")], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  const started = spawn(process.execPath, ["--conditions=@gen/source", "--import", "tsx", path.join(here, "helpers/crash-worker.ts")], {
+    cwd: repoRoot,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   started.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   await new Promise<void>((resolve, reject) => {

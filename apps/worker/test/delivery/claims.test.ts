@@ -45,16 +45,44 @@ test("attempt 3 claimed more than 60 s after it was due is stale_claim, and the 
   const due = new Date(Date.now() - 61_000);
   await fx.db.webhookAttempt.createMany({
     data: [
-      { id: newDeliveryId(), taskId, attemptNo: 1, startedAt: new Date(Date.now() - 119_000), finishedAt: new Date(Date.now() - 118_000), outcome: "http_500", responseStatus: 500, durationMs: 1000 },
-      { id: newDeliveryId(), taskId, attemptNo: 2, startedAt: new Date(Date.now() - 78_000), finishedAt: new Date(Date.now() - 77_000), outcome: "http_500", responseStatus: 500, durationMs: 1000 },
+      {
+        id: newDeliveryId(),
+        taskId,
+        attemptNo: 1,
+        startedAt: new Date(Date.now() - 119_000),
+        finishedAt: new Date(Date.now() - 118_000),
+        outcome: "http_500",
+        responseStatus: 500,
+        durationMs: 1000,
+      },
+      {
+        id: newDeliveryId(),
+        taskId,
+        attemptNo: 2,
+        startedAt: new Date(Date.now() - 78_000),
+        finishedAt: new Date(Date.now() - 77_000),
+        outcome: "http_500",
+        responseStatus: 500,
+        durationMs: 1000,
+      },
     ],
   });
-  await fx.db.webhookDelivery.update({ where: { taskId }, data: { status: "in_progress", attempts: 2, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(Date.now() - 78_000), nextAttemptAt: due } });
+  await fx.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "in_progress", attempts: 2, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(Date.now() - 78_000), nextAttemptAt: due },
+  });
   await enqueueWebhookAttempt(fx.queue, taskId, 3, 0);
 
   await fx.waitFor(async () => (await fx.delivery(taskId)).status === "failed");
   expect(requestsFor(taskId)).toHaveLength(0);
-  expect(await fx.webhookObject(taskId)).toEqual({ status: "failed", attempts: 3, response_status: null, last_error: "stale_claim", last_attempt_at: expect.any(String), delivered_at: null });
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "failed",
+    attempts: 3,
+    response_status: null,
+    last_error: "stale_claim",
+    last_attempt_at: expect.any(String),
+    delivered_at: null,
+  });
   expect((await fx.attempts(taskId)).map((attempt) => attempt.outcome)).toEqual(["http_500", "http_500", "stale_claim"]);
 });
 
@@ -66,7 +94,14 @@ test("of two workers claiming the same attempt, exactly one gets it", async () =
   const attempts = await fx.attempts(taskId);
   expect(attempts).toHaveLength(1);
   expect(attempts[0]!.id).toBe(claims.find((claim) => claim !== null)!.id);
-  expect(await fx.webhookObject(taskId)).toEqual({ status: "in_progress", attempts: 1, response_status: null, last_error: null, last_attempt_at: now.toISOString(), delivered_at: null });
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "in_progress",
+    attempts: 1,
+    response_status: null,
+    last_error: null,
+    last_attempt_at: now.toISOString(),
+    delivered_at: null,
+  });
   // Attempt 2 cannot be claimed while attempt 1 is open.
   expect(await claimAttempt(fx.db, taskId, 2, new Date())).toBeNull();
 });

@@ -26,7 +26,14 @@ function requestsFor(taskId: string) {
 test("a completed task is POSTed once, at once, with the default GET body and only our headers", async () => {
   const url = hookUrl(receiver.port);
   const taskId = await fx.createTask({ url });
-  expect(await fx.webhookObject(taskId)).toEqual({ status: "pending", attempts: 0, response_status: null, last_error: null, last_attempt_at: null, delivered_at: null });
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "pending",
+    attempts: 0,
+    response_status: null,
+    last_error: null,
+    last_attempt_at: null,
+    delivered_at: null,
+  });
 
   const handedOffAt = Date.now();
   await fx.handOff(taskId);
@@ -45,18 +52,35 @@ test("a completed task is POSTed once, at once, with the default GET body and on
   expect(headers[headers.findIndex((name) => name.toLowerCase() === "content-type") + 1]).toBe("application/json");
   expect(headers[headers.findIndex((name) => name.toLowerCase() === "user-agent") + 1]).toBe("service-Webhook/1");
   // Nothing service-specific: no account data, no credentials, no signature.
-  expect(headerNames(headers).map((name) => name.toLowerCase()).sort()).toEqual(["connection", "content-length", "content-type", "host", "user-agent"]);
+  expect(
+    headerNames(headers)
+      .map((name) => name.toLowerCase())
+      .sort(),
+  ).toEqual(["connection", "content-length", "content-type", "host", "user-agent"]);
   expect(headers[headers.findIndex((name) => name.toLowerCase() === "host") + 1]).toBe(`${HOST}:${receiver.port}`);
 
   const webhook = await fx.webhookObject(taskId);
-  expect(webhook).toEqual({ status: "delivered", attempts: 1, response_status: 200, last_error: null, last_attempt_at: expect.stringMatching(ISO_MS), delivered_at: expect.stringMatching(ISO_MS) });
+  expect(webhook).toEqual({
+    status: "delivered",
+    attempts: 1,
+    response_status: 200,
+    last_error: null,
+    last_attempt_at: expect.stringMatching(ISO_MS),
+    delivered_at: expect.stringMatching(ISO_MS),
+  });
   expect(delivery.lastAttemptAt!.getTime()).toBeGreaterThanOrEqual(handedOffAt - 5);
   expect(delivery.deliveredAt!.getTime()).toBeGreaterThanOrEqual(delivery.lastAttemptAt!.getTime());
   expect(delivery.nextAttemptAt).toBeNull();
 
   const attempts = await fx.attempts(taskId);
   expect(attempts).toHaveLength(1);
-  expect(attempts[0]).toMatchObject({ attemptNo: 1, outcome: "delivered", responseStatus: 200, startedAt: delivery.lastAttemptAt, finishedAt: delivery.deliveredAt });
+  expect(attempts[0]).toMatchObject({
+    attemptNo: 1,
+    outcome: "delivered",
+    responseStatus: 200,
+    startedAt: delivery.lastAttemptAt,
+    finishedAt: delivery.deliveredAt,
+  });
   expect(attempts[0]!.id).toMatch(/^whd_[0-9a-f]{24}$/);
   expect(attempts[0]!.durationMs).toBe(delivery.deliveredAt!.getTime() - delivery.lastAttemptAt!.getTime());
 });
@@ -72,7 +96,12 @@ test("a failed task carries the attempt's whd_ id as error.request_id, and nothi
   expect(request.body.toString("utf8")).toBe(renderTask(task, { deliveryId: attempt!.id }));
   const body = JSON.parse(request.body.toString("utf8")) as Record<string, unknown>;
   expect(Object.keys(body)).toEqual(["id", "model", "status", "created_at", "output", "usage", "error"]);
-  expect(body).toMatchObject({ status: "failed", output: null, usage: { credits: 0 }, error: { code: 80003, message: "Upstream returned a terminal failure", request_id: attempt!.id } });
+  expect(body).toMatchObject({
+    status: "failed",
+    output: null,
+    usage: { credits: 0 },
+    error: { code: 80003, message: "Upstream returned a terminal failure", request_id: attempt!.id },
+  });
   // Without request_id the body is the polling body byte for byte.
   delete (body.error as Record<string, unknown>).request_id;
   expect(JSON.stringify(body)).toBe(renderTask(task));
@@ -80,7 +109,13 @@ test("a failed task carries the attempt's whd_ id as error.request_id, and nothi
 
 test("any output survives the trip byte for byte (nested objects, numbers, unicode)", async () => {
   const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
-  const output = { flagged: true, categories: { violence: true, "self-harm": false }, category_scores: { violence: 0.9132, "self-harm": 1e-7, big: 12345678901234 }, text: "é ü \u2028 🚀 \"q\"", list: [1, [2, { z: null }]] };
+  const output = {
+    flagged: true,
+    categories: { violence: true, "self-harm": false },
+    category_scores: { violence: 0.9132, "self-harm": 1e-7, big: 12345678901234 },
+    text: 'é ü \u2028 🚀 "q"',
+    list: [1, [2, { z: null }]],
+  };
   await fx.db.task.update({ where: { id: taskId }, data: { endpoint: "moderations", output } });
   await fx.handOff(taskId);
   await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");

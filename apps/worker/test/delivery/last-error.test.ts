@@ -42,7 +42,14 @@ async function expectFailure(url: string, lastError: string, responseStatus: num
   const { taskId, attempt, webhook, delivery } = await firstAttempt(url, prepare);
   expect(attempt.outcome).toBe(lastError);
   expect(attempt.responseStatus).toBe(responseStatus);
-  expect(webhook).toEqual({ status: "in_progress", attempts: 1, response_status: responseStatus, last_error: lastError, last_attempt_at: expect.stringMatching(ISO_MS), delivered_at: null });
+  expect(webhook).toEqual({
+    status: "in_progress",
+    attempts: 1,
+    response_status: responseStatus,
+    last_error: lastError,
+    last_attempt_at: expect.stringMatching(ISO_MS),
+    delivered_at: null,
+  });
   // The failure schedules attempt 2 a retry delay later.
   expect(delivery.nextAttemptAt!.getTime()).toBe(attempt.finishedAt!.getTime() + fx.config.webhookRetryDelayMs);
   return { taskId, attempt };

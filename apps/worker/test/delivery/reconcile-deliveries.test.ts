@@ -37,12 +37,30 @@ async function lostRedis() {
 async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: number; startedAgoMs: number }) {
   const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(options.finishedAgoMs) });
   for (let no = 1; no < attemptNo; no++) {
-    await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: no, startedAt: ago(options.startedAgoMs + 2_000), finishedAt: ago(options.startedAgoMs + 1_900), outcome: "http_500", responseStatus: 500, durationMs: 100 } });
+    await fx.db.webhookAttempt.create({
+      data: {
+        id: newDeliveryId(),
+        taskId,
+        attemptNo: no,
+        startedAt: ago(options.startedAgoMs + 2_000),
+        finishedAt: ago(options.startedAgoMs + 1_900),
+        outcome: "http_500",
+        responseStatus: 500,
+        durationMs: 100,
+      },
+    });
   }
   const attempt = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs) } });
   await fx.db.webhookDelivery.update({
     where: { taskId },
-    data: { status: "in_progress", attempts: attemptNo, responseStatus: attemptNo > 1 ? 500 : null, lastError: attemptNo > 1 ? "http_500" : null, lastAttemptAt: attempt.startedAt, nextAttemptAt: null },
+    data: {
+      status: "in_progress",
+      attempts: attemptNo,
+      responseStatus: attemptNo > 1 ? 500 : null,
+      lastError: attemptNo > 1 ? "http_500" : null,
+      lastAttemptAt: attempt.startedAt,
+      nextAttemptAt: null,
+    },
   });
   return { taskId, attempt };
 }
@@ -145,7 +163,13 @@ test("(c) an attempt that never finished and has no job is attempt_lost, and att
   const [lost] = await fx.attempts(orphan.taskId);
   expect(lost).toMatchObject({ id: orphan.attempt.id, outcome: "attempt_lost", responseStatus: null });
   expect(lost!.durationMs).toBe(lost!.finishedAt!.getTime() - orphan.attempt.startedAt.getTime());
-  expect(await fx.webhookObject(orphan.taskId)).toMatchObject({ status: "in_progress", attempts: 1, last_error: "attempt_lost", response_status: null, delivered_at: null });
+  expect(await fx.webhookObject(orphan.taskId)).toMatchObject({
+    status: "in_progress",
+    attempts: 1,
+    last_error: "attempt_lost",
+    response_status: null,
+    delivered_at: null,
+  });
   const due = (await fx.delivery(orphan.taskId)).nextAttemptAt!;
   expect(due.getTime()).toBe(lost!.finishedAt!.getTime() + RETRY_MS);
   expect(await jobState(orphan.taskId, 2)).toBe("delayed");
@@ -164,15 +188,28 @@ test("(c) an attempt that never finished and has no job is attempt_lost, and att
 test("(c) a lost attempt 3 ends the delivery as failed", async () => {
   const { taskId } = await seedOpenAttempt(3, { finishedAgoMs: 40_000, startedAgoMs: 8_000 });
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
-  expect(await fx.webhookObject(taskId)).toMatchObject({ status: "failed", attempts: 3, last_error: "attempt_lost", response_status: null, delivered_at: null });
+  expect(await fx.webhookObject(taskId)).toMatchObject({
+    status: "failed",
+    attempts: 3,
+    last_error: "attempt_lost",
+    response_status: null,
+    delivered_at: null,
+  });
   expect((await fx.delivery(taskId)).nextAttemptAt).toBeNull();
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
 });
 
 test("(b) a manual redelivery whose job was lost is enqueued once due, and sent once", async () => {
   const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(60_000) });
-  await fx.db.webhookDelivery.update({ where: { taskId }, data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: ago(50_000) } });
-  expect(await requestRedelivery({ db: fx.db, webhookQueue: fx.queue }, taskId, "alice", ago(GRACE_MS + 100))).toEqual({ ok: true, attempt: 4, enqueued: true });
+  await fx.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: ago(50_000) },
+  });
+  expect(await requestRedelivery({ db: fx.db, webhookQueue: fx.queue }, taskId, "alice", ago(GRACE_MS + 100))).toEqual({
+    ok: true,
+    attempt: 4,
+    enqueued: true,
+  });
   await lostRedis();
 
   expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
@@ -194,7 +231,13 @@ test("(c) a manual attempt 2 that never finished is attempt_lost; the delivery i
 
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
   // The API keeps showing the delivering attempt 1; the row records the lost resend.
-  expect(await fx.webhookObject(taskId)).toMatchObject({ status: "delivered", attempts: 1, last_error: null, response_status: 200, delivered_at: deliveredAt.toISOString() });
+  expect(await fx.webhookObject(taskId)).toMatchObject({
+    status: "delivered",
+    attempts: 1,
+    last_error: null,
+    response_status: 200,
+    delivered_at: deliveredAt.toISOString(),
+  });
   const delivery = await fx.delivery(taskId);
   expect(delivery).toMatchObject({ status: "delivered", attempts: 2, lastError: "attempt_lost", responseStatus: null });
   expect(delivery.nextAttemptAt).toBeNull();

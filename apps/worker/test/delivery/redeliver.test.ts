@@ -128,7 +128,10 @@ test("only a finished delivery can be sent again; unknown tasks and tasks withou
   // Waiting for its scheduled attempt 2.
   answer = 500;
   const waiting = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 1_000) });
-  await fx.db.webhookDelivery.update({ where: { taskId: waiting }, data: { status: "in_progress", attempts: 1, lastError: "http_500", responseStatus: 500, nextAttemptAt: new Date(Date.now() + 60_000) } });
+  await fx.db.webhookDelivery.update({
+    where: { taskId: waiting },
+    data: { status: "in_progress", attempts: 1, lastError: "http_500", responseStatus: 500, nextAttemptAt: new Date(Date.now() + 60_000) },
+  });
   expect(await redeliver(waiting)).toEqual({ ok: false, reason: "not_finished", status: "in_progress" });
   expect(await fx.webhookObject(waiting)).toMatchObject({ status: "in_progress", attempts: 1 });
 
@@ -173,7 +176,10 @@ test("a manual attempt whose worker died before reporting is attempt_lost, not r
   // What a worker killed mid-attempt leaves: the claim committed, the attempt open.
   const startedAt = new Date(Date.now() - 500);
   const open = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: 2, startedAt, requestedBy: "alice" } });
-  await fx.db.webhookDelivery.update({ where: { taskId }, data: { status: "in_progress", attempts: 2, lastAttemptAt: startedAt, redeliveryRequestedBy: "alice" } });
+  await fx.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "in_progress", attempts: 2, lastAttemptAt: startedAt, redeliveryRequestedBy: "alice" },
+  });
   // BullMQ hands the stalled job to another worker.
   await enqueueWebhookAttempt(fx.queue, taskId, 2, 0);
 
@@ -195,11 +201,20 @@ test("a manual attempt whose worker died before reporting is attempt_lost, not r
 test("a manual request picked up more than its window late is stale_claim, and nothing is sent", async () => {
   answer = 500;
   const taskId = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 600_000) });
-  await fx.db.webhookDelivery.update({ where: { taskId }, data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: new Date(Date.now() - 300_000) } });
+  await fx.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: new Date(Date.now() - 300_000) },
+  });
   // Requested 61 s ago: the job was stuck behind a backlog until now.
   expect(await redeliver(taskId, "alice", new Date(Date.now() - 61_000))).toMatchObject({ ok: true, attempt: 4 });
   const attempts = await finishedAttempts(taskId, 1);
   expect(attempts[0]).toMatchObject({ attemptNo: 4, outcome: "stale_claim", requestedBy: "alice" });
-  expect(await fx.webhookObject(taskId)).toMatchObject({ status: "failed", attempts: 4, last_error: "stale_claim", response_status: null, last_attempt_at: expect.stringMatching(ISO_MS) });
+  expect(await fx.webhookObject(taskId)).toMatchObject({
+    status: "failed",
+    attempts: 4,
+    last_error: "stale_claim",
+    response_status: null,
+    last_attempt_at: expect.stringMatching(ISO_MS),
+  });
   expect(postsFor(taskId)).toHaveLength(0);
 });

@@ -47,14 +47,28 @@ test("three failed attempts: at once, retry delay after the failure, final delay
   const first = await attemptFinished(taskId, 1);
   expect(hook.arrivals[0]! - finishedAt).toBeLessThan(LATE_MS);
   const afterFirst = await fx.webhookObject(taskId);
-  expect(afterFirst).toEqual({ status: "in_progress", attempts: 1, response_status: 500, last_error: "http_500", last_attempt_at: first.startedAt.toISOString(), delivered_at: null });
+  expect(afterFirst).toEqual({
+    status: "in_progress",
+    attempts: 1,
+    response_status: 500,
+    last_error: "http_500",
+    last_attempt_at: first.startedAt.toISOString(),
+    delivered_at: null,
+  });
 
   const second = await attemptFinished(taskId, 2);
   const secondDelay = hook.arrivals[1]! - first.finishedAt!.getTime();
   expect(secondDelay).toBeGreaterThanOrEqual(RETRY_MS - EARLY_MS);
   expect(secondDelay).toBeLessThan(RETRY_MS + LATE_MS);
   expect(second.startedAt.getTime() - first.finishedAt!.getTime()).toBeGreaterThanOrEqual(RETRY_MS - EARLY_MS);
-  expect(await fx.webhookObject(taskId)).toEqual({ status: "in_progress", attempts: 2, response_status: 500, last_error: "http_500", last_attempt_at: second.startedAt.toISOString(), delivered_at: null });
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "in_progress",
+    attempts: 2,
+    response_status: 500,
+    last_error: "http_500",
+    last_attempt_at: second.startedAt.toISOString(),
+    delivered_at: null,
+  });
   expect((await fx.delivery(taskId)).nextAttemptAt!.getTime()).toBe(finishedAt + FINAL_MS);
 
   const third = await attemptFinished(taskId, 3);
@@ -62,7 +76,14 @@ test("three failed attempts: at once, retry delay after the failure, final delay
   expect(thirdDelay).toBeGreaterThanOrEqual(FINAL_MS - EARLY_MS);
   expect(thirdDelay).toBeLessThan(FINAL_MS + LATE_MS);
   const webhook = await fx.webhookObject(taskId);
-  expect(webhook).toEqual({ status: "failed", attempts: 3, response_status: 500, last_error: "http_500", last_attempt_at: third.startedAt.toISOString(), delivered_at: null });
+  expect(webhook).toEqual({
+    status: "failed",
+    attempts: 3,
+    response_status: 500,
+    last_error: "http_500",
+    last_attempt_at: third.startedAt.toISOString(),
+    delivered_at: null,
+  });
   expect(webhook.last_attempt_at).toMatch(ISO_MS);
   expect((await fx.delivery(taskId)).nextAttemptAt).toBeNull();
 
@@ -80,12 +101,26 @@ test("the webhook object while an attempt runs, between attempts, and once deliv
   const hook = await receiver((index) => (index === 0 ? "hang" : index === 1 ? 503 : 204));
   const taskId = await fx.createTask({ url: hookUrl(hook.port) });
   const finishedAt = (await fx.task(taskId)).finishedAt!.getTime();
-  expect(await fx.webhookObject(taskId)).toEqual({ status: "pending", attempts: 0, response_status: null, last_error: null, last_attempt_at: null, delivered_at: null });
+  expect(await fx.webhookObject(taskId)).toEqual({
+    status: "pending",
+    attempts: 0,
+    response_status: null,
+    last_error: null,
+    last_attempt_at: null,
+    delivered_at: null,
+  });
   await fx.handOff(taskId);
 
   await hook.waitForRequests(1);
   const running = await fx.webhookObject(taskId);
-  expect(running).toEqual({ status: "in_progress", attempts: 1, response_status: null, last_error: null, last_attempt_at: expect.stringMatching(ISO_MS), delivered_at: null });
+  expect(running).toEqual({
+    status: "in_progress",
+    attempts: 1,
+    response_status: null,
+    last_error: null,
+    last_attempt_at: expect.stringMatching(ISO_MS),
+    delivered_at: null,
+  });
 
   await attemptFinished(taskId, 1);
   expect(await fx.webhookObject(taskId)).toMatchObject({ status: "in_progress", attempts: 1, response_status: null, last_error: "timeout" });
@@ -153,8 +188,13 @@ test("a job that arrives well before its attempt is due is put back until then",
   const taskId = await fx.createTask({ url: hookUrl(hook.port) });
   // Far enough ahead to tell "at once" from "at due", early enough for its window (finished + FINAL_MS).
   const due = new Date(Date.now() + 700);
-  await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: 1, startedAt: new Date(), finishedAt: new Date(), outcome: "http_500", responseStatus: 500, durationMs: 0 } });
-  await fx.db.webhookDelivery.update({ where: { taskId }, data: { status: "in_progress", attempts: 1, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(), nextAttemptAt: due } });
+  await fx.db.webhookAttempt.create({
+    data: { id: newDeliveryId(), taskId, attemptNo: 1, startedAt: new Date(), finishedAt: new Date(), outcome: "http_500", responseStatus: 500, durationMs: 0 },
+  });
+  await fx.db.webhookDelivery.update({
+    where: { taskId },
+    data: { status: "in_progress", attempts: 1, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(), nextAttemptAt: due },
+  });
   // Say an operator re-enqueued attempt 2 by hand, without a delay.
   await enqueueWebhookAttempt(fx.queue, taskId, 2, 0);
 

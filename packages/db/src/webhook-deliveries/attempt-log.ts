@@ -23,7 +23,13 @@ export type AttemptLogRow = Awaited<ReturnType<typeof listAttempts>>[number];
 
 /** The latest finished attempts of all tasks: a backward scan of the (finished_at, started_at) index. */
 export function listRecentAttempts(db: Database, limit: number) {
-  return db.$kysely.selectFrom("webhook_attempts").select(ATTEMPT_COLUMNS).where("finished_at", "is not", null).orderBy("finished_at", "desc").limit(limit).execute();
+  return db.$kysely
+    .selectFrom("webhook_attempts")
+    .select(ATTEMPT_COLUMNS)
+    .where("finished_at", "is not", null)
+    .orderBy("finished_at", "desc")
+    .limit(limit)
+    .execute();
 }
 
 /**

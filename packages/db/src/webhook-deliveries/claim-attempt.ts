@@ -25,7 +25,11 @@ export async function claimAttemptRow(db: Database, taskId: string, attempt: num
     )
     .insertInto("webhook_attempts")
     .columns(["id", "task_id", "attempt_no", "started_at", "requested_by"])
-    .expression((eb) => eb.selectFrom("claimed").select([eb.val(id).as("id"), "task_id", eb.val(attempt).as("attempt_no"), eb.val(now).as("started_at"), "redelivery_requested_by"]))
+    .expression((eb) =>
+      eb
+        .selectFrom("claimed")
+        .select([eb.val(id).as("id"), "task_id", eb.val(attempt).as("attempt_no"), eb.val(now).as("started_at"), "redelivery_requested_by"]),
+    )
     .returning("requested_by")
     .executeTakeFirst();
   return row && { requestedBy: row.requested_by };

@@ -43,7 +43,10 @@ export async function readDelivery(db: Database, taskId: string) {
     .executeTakeFirst();
   if (!row) return null;
   const { firstNo, firstStartedAt, firstFinishedAt, firstStatus, ...delivery } = row;
-  const deliveredBy = firstNo === null || firstStartedAt === null ? null : { attemptNo: firstNo, startedAt: firstStartedAt, finishedAt: firstFinishedAt, responseStatus: firstStatus };
+  const deliveredBy =
+    firstNo === null || firstStartedAt === null
+      ? null
+      : { attemptNo: firstNo, startedAt: firstStartedAt, finishedAt: firstFinishedAt, responseStatus: firstStatus };
   return { ...delivery, deliveredBy };
 }
 

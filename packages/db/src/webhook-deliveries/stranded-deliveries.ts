@@ -9,7 +9,14 @@ export function listOpenAttempts(db: Database, startedBefore: Date, after: strin
   return db.$kysely
     .selectFrom("webhook_attempts as a")
     .innerJoin("tasks as t", "t.id", "a.task_id")
-    .select(["a.id", "a.task_id as taskId", "a.attempt_no as attemptNo", "a.started_at as startedAt", "a.requested_by as requestedBy", "t.finished_at as taskFinishedAt"])
+    .select([
+      "a.id",
+      "a.task_id as taskId",
+      "a.attempt_no as attemptNo",
+      "a.started_at as startedAt",
+      "a.requested_by as requestedBy",
+      "t.finished_at as taskFinishedAt",
+    ])
     .where("a.finished_at", "is", null)
     .where("a.started_at", "<", startedBefore)
     .where("a.id", ">", after)

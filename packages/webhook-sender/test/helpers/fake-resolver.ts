@@ -17,7 +17,10 @@ export function fakeResolver(answer: (hostname: string, call: number) => Answer)
     const result = answer(hostname, calls.length);
     setImmediate(() => {
       if (Array.isArray(result)) {
-        callback(null, result.map((address) => ({ address, family: isIP(address) })));
+        callback(
+          null,
+          result.map((address) => ({ address, family: isIP(address) })),
+        );
       } else {
         const error: NodeJS.ErrnoException = new Error(`getaddrinfo ${result.code} ${hostname}`);
         error.code = result.code;

@@ -13,7 +13,12 @@ import { HOST } from "./delivery-fixture.ts";
 const config = loadConfig({ ...process.env, LOG_LEVEL: "silent" });
 const db = createDatabase(config.databaseUrl);
 const redis = createRedis(config.redisUrl, "blocking");
-const sender = createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs, lookup: resolverFor(HOST, ["127.0.0.1"]), ca: process.env.TEST_CA_PEM });
+const sender = createWebhookSender({
+  timeoutMs: config.webhookTimeoutMs,
+  allowedCidrs: config.webhookAllowedCidrs,
+  lookup: resolverFor(HOST, ["127.0.0.1"]),
+  ca: process.env.TEST_CA_PEM,
+});
 const { worker } = createDeliveryWorker({ config, db, redis, logger: createLogger("crash-worker", "silent"), sender });
 await worker.waitUntilReady();
 process.stdout.write("ready\n");
