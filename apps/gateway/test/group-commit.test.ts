@@ -112,11 +112,17 @@ test("one Idempotency-Key twice in a batch and again in a later batch: one task,
   await expectLedgerInvariant(gw.deps.db, user.userId);
 });
 
-test("one Idempotency-Key with another body in the same batch: as one after another, the second is 20003", async () => {
+test("one Idempotency-Key with two bodies at once: as one after another, one creates and the other is 20003", async () => {
   const user = await createUser(gw.deps.db, 10 * small);
   const got = await answers(gw.deps, [input(user, image(1), "k2"), input(user, image(1, "changed"), "k2")]);
-  expect(created(got[0]!)).toBe(true);
-  expect(got[1]).toEqual({ code: Err.ParameterInvalid, message: "Idempotency-Key was already used with a different request body" });
+  // Each request reads its key before it joins a batch, so the two may land in two batches written
+  // at the same time; which one commits first is not ordered (as for two clients racing), and the
+  // other must then answer as the second of two would.
+  expect(got.filter(created)).toHaveLength(1);
+  expect(got.find((answer) => !created(answer))).toEqual({
+    code: Err.ParameterInvalid,
+    message: "Idempotency-Key was already used with a different request body",
+  });
   expect(await snapshot(gw.deps.db, user.userId)).toMatchObject({ credits: 9 * small, tasks: 1 });
 });
 
@@ -140,7 +146,9 @@ async function gatewayRefusingBatches(error: () => Error): Promise<{ gw: TestGat
   let refused = 0;
   const plugin: Parameters<GatewayDeps["db"]["$kysely"]["withPlugin"]>[0] = {
     transformQuery(args) {
-      if (args.node.kind === "RawNode" && args.node.sqlFragments.join("").includes("WITH ORDINALITY")) {
+      // insertTask is insertTasks with one row: only a statement of several tasks is refused.
+      const ids = args.node.kind === "RawNode" ? (args.node.parameters[0] as { value?: unknown }).value : undefined;
+      if (args.node.kind === "RawNode" && args.node.sqlFragments.join("").includes("WITH ORDINALITY") && Array.isArray(ids) && ids.length > 1) {
         refused++;
         throw error();
       }

@@ -70,99 +70,16 @@ export interface NewTask {
 }
 
 /**
- * Creates a task in ONE statement (one round trip, no BEGIN/COMMIT): the conditional debit gates
- * every insert (the task, its reserve ledger row, its webhook delivery row when it has a webhook,
- * its idempotency key), and PostgreSQL applies all or none of them. Undefined when the balance does
- * not cover the reservation. A second submission holding the same Idempotency-Key fails on the
- * key's unique index and nothing of it is written.
- * `insertTasks` is the same write for many tasks at once (the gateway's group commit).
+ * Creates one task: `insertTasks` with one row, so the product has one task insert. One statement
+ * (one round trip, no BEGIN/COMMIT): the debit gates every insert (the task, its reserve ledger
+ * row, its webhook delivery row when it has a webhook, its idempotency key), and PostgreSQL applies
+ * all or none of them. Undefined when the balance does not cover the reservation. A second
+ * submission holding the same Idempotency-Key fails on the key's unique index and nothing of it is
+ * written.
  */
 export async function insertTask(db: Queryable, task: NewTask): Promise<Task | undefined> {
-  const { reserve, idempotency } = task;
-  return (
-    db.$kysely
-      .with("debit", (q) =>
-        q
-          .updateTable("users")
-          .set((eb) => ({ credits: eb("credits", "+", reserve.delta) }))
-          .where("id", "=", task.userId)
-          .where((eb) => eb(eb("credits", "+", reserve.delta), ">=", 0))
-          .returning("id"),
-      )
-      .with("task", (q) =>
-        q
-          .insertInto("tasks")
-          .columns(["id", "user_id", "endpoint", "model", "status", "input", "webhook_url", "request_id", "billing_method", "reserved_credits"])
-          .expression((eb) =>
-            eb
-              .selectFrom("debit")
-              .select([
-                eb.val(task.id).as("id"),
-                eb.val(task.userId).as("user_id"),
-                eb.val(task.endpoint).as("endpoint"),
-                eb.val(task.model).as("model"),
-                eb.val(TaskStatus.Queued).as("status"),
-                eb.cast(eb.val(JSON.stringify(task.input)), "jsonb").as("input"),
-                eb.cast(eb.val(task.webhookUrl), "text").as("webhook_url"),
-                eb.val(task.requestId).as("request_id"),
-                eb.val(task.billingMethod).as("billing_method"),
-                eb.val(reserve.amount).as("reserved_credits"),
-              ]),
-          )
-          .returning(TASK_SELECTION),
-      )
-      .with("reserve", (q) =>
-        q
-          .insertInto("ledger_entries")
-          .columns(["user_id", "task_id", "kind", "amount", "delta"])
-          .expression((eb) =>
-            eb
-              .selectFrom("debit")
-              .select([
-                eb.val(task.userId).as("user_id"),
-                eb.val(task.id).as("task_id"),
-                eb.val(reserve.kind).as("kind"),
-                eb.val(reserve.amount).as("amount"),
-                eb.val(reserve.delta).as("delta"),
-              ]),
-          )
-          .returning("id"),
-      )
-      // Written only when the task has a webhook / the request an Idempotency-Key: the same statement
-      // text either way, each row gated by its value being present.
-      .with("webhook", (q) =>
-        q
-          .insertInto("webhook_deliveries")
-          .columns(["task_id", "url", "status"])
-          .expression((eb) =>
-            eb
-              .selectFrom("debit")
-              .select([eb.val(task.id).as("task_id"), eb.cast(eb.val(task.webhookUrl), "text").as("url"), eb.val(DeliveryStatus.Pending).as("status")])
-              .where(eb.cast(eb.val(task.webhookUrl), "text"), "is not", null),
-          )
-          .returning("task_id"),
-      )
-      .with("idempotency", (q) =>
-        q
-          .insertInto("idempotency_keys")
-          .columns(["user_id", "key", "request_hash", "task_id"])
-          .expression((eb) =>
-            eb
-              .selectFrom("debit")
-              .select([
-                eb.val(task.userId).as("user_id"),
-                eb.cast(eb.val(idempotency?.key ?? null), "text").as("key"),
-                eb.val(idempotency?.requestHash ?? "").as("request_hash"),
-                eb.val(task.id).as("task_id"),
-              ])
-              .where(eb.cast(eb.val(idempotency?.key ?? null), "text"), "is not", null),
-          )
-          .returning("task_id"),
-      )
-      .selectFrom("task")
-      .selectAll()
-      .executeTakeFirst()
-  );
+  const [created] = await insertTasks(db, [task]);
+  return created;
 }
 
 // RETURNING list of `insertTasks`: TASK_SELECTION in plain SQL (quoted camel-case aliases).
