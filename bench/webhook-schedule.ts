@@ -25,6 +25,7 @@ import { createWebhookSender } from "../packages/webhook-sender/src/index.ts";
 import { fakeResolver } from "../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { startReceiver, type Receiver } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../packages/webhook-sender/test/helpers/test-pki.ts";
+import { createRunningTasks } from "./support/bench-tasks.ts";
 
 const HOST = "hooks.bench.example";
 const RATE = Number(process.env.BENCH_RATE ?? 150);
@@ -106,27 +107,6 @@ async function createCompletedTask(db: Database, userId: string, url: string): P
   });
   await db.webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
   return id;
-}
-
-/** Tasks still running, each with a `pending` delivery: two statements per batch. */
-async function createRunningTasks(db: Database, userId: string, url: string, count: number): Promise<string[]> {
-  const ids = Array.from({ length: count }, () => newTaskId());
-  await db.task.createMany({
-    data: ids.map((id) => ({
-      id,
-      userId,
-      endpoint: "images",
-      model: "sim-image-1",
-      status: "in_progress",
-      input: { prompt: "bench" },
-      webhookUrl: url,
-      requestId: "req_000000000000000000000000",
-      billingMethod: "flat",
-      reservedCredits: 1,
-    })),
-  });
-  await db.webhookDelivery.createMany({ data: ids.map((taskId) => ({ taskId, url, status: "pending" })) });
-  return ids;
 }
 
 async function main(): Promise<void> {
