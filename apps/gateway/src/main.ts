@@ -23,6 +23,7 @@ async function serve(config: Config): Promise<void> {
   const deps = buildDeps(config, logger);
   await checkDatabase(deps.db, config.databaseUrl);
   await checkRedis(deps.redis, config.redis);
+  await checkRedis(deps.limiterRedis, config.redis);
 
   const server = createApp(deps).listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));

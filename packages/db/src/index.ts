@@ -8,6 +8,7 @@ export type { WebhookDelivery, WebhookAttempt } from "./generated/client.ts";
 export {
   findTask,
   findVisibleTask,
+  findVisibleTasks,
   insertTask,
   insertTasks,
   markTaskStarted,

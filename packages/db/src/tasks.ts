@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind } from "@gen/domain";
 import type { Row } from "./camel-row.ts";
 import type { Queryable } from "./queryable.ts";
@@ -51,6 +51,26 @@ export async function findVisibleTask(db: Queryable, id: string, userId: string)
     .where("user_id", "=", userId)
     .where("discarded_at", "is", null)
     .executeTakeFirst();
+}
+
+// The poll's statement, compiled on first use and sent with new ids after that: building and
+// compiling the query cost more gateway CPU per poll than the rest of the read (bench/README.md
+// "Poll path, round 2"). Any Kysely on PostgreSQL compiles it to the same text.
+let visibleTasksQuery: CompiledQuery<Task> | undefined;
+
+/**
+ * The tasks among `ids` that were not discarded, whoever owns them, in no particular order: the
+ * gateway reads the tasks of many polls in one statement and checks each poll's owner itself.
+ */
+export async function findVisibleTasks(db: Queryable, ids: readonly string[]): Promise<Task[]> {
+  visibleTasksQuery ??= db.$kysely
+    .selectFrom("tasks")
+    .select(TASK_SELECTION)
+    .where("id", "=", sql<string>`any(${[]}::text[])`)
+    .where("discarded_at", "is", null)
+    .compile();
+  const { rows } = await db.$kysely.executeQuery(CompiledQuery.raw(visibleTasksQuery.sql, [ids]));
+  return rows as Task[];
 }
 
 /** A task to create: everything but the columns the database fills in. */

@@ -2,7 +2,7 @@ import { Router, type Request } from "express";
 import { ApiError, Err } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
-import { readTaskAnswer } from "../services/read-task.ts";
+import { createTaskReader, readTaskAnswer } from "../services/read-task.ts";
 import { context } from "@gen/http";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
@@ -14,12 +14,13 @@ const INCLUDES = new Set(["webhook", "billing"]);
 /** GET /api/v1/tasks/{id}: 200 whenever the caller owns the task, whatever its state. */
 export function taskRoutes(deps: GatewayDeps): Router {
   const router = Router();
+  const polls = { db: deps.db, finishedTasks: deps.finishedTasks, readTask: createTaskReader(deps.db) };
   router.get("/api/v1/tasks/:id", authenticate(deps), rateLimit(deps, "poll", deps.config.pollRate), async (req, res) => {
     const include = parseInclude(req);
     const id = req.params.id as string;
     // Malformed ids and other users' tasks look exactly like unknown ones.
     if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
-    const body = await readTaskAnswer(deps, id, context(res).userId!, { webhook: include.has("webhook"), billing: include.has("billing") });
+    const body = await readTaskAnswer(polls, id, context(res).userId!, { webhook: include.has("webhook"), billing: include.has("billing") });
     if (body === null) throw new ApiError(Err.TaskNotFound);
     res.type("application/json").send(body);
   });

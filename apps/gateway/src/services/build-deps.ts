@@ -18,16 +18,20 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
-  const rateLimiter = new RateLimiter(redis, config.queuePrefix);
+  // The limiter's calls (one per request) on a connection of their own that pipelines them
+  // (create-redis.ts `limiter`); BullMQ's commands stay on `redis`.
+  const limiterRedis = createRedis(config.redis, "limiter");
+  const rateLimiter = new RateLimiter(limiterRedis, config.queuePrefix);
   const keyCache = new KeyCache();
-  // Revocation markers may not have survived whatever took the connection away (a restart without
+  // Revocation markers may not have survived whatever took a connection away (a restart without
   // persistence, a failover to a replica that lagged): keys are read from PostgreSQL again.
-  redis.on("close", () => keyCache.clear());
+  for (const connection of [redis, limiterRedis]) connection.on("close", () => keyCache.clear());
   return {
     config,
     logger,
     db: createDatabase(config.databaseUrl),
     redis,
+    limiterRedis,
     generationQueue,
     webhookQueue,
     webhookSlowQueue,
@@ -47,5 +51,6 @@ export async function closeDeps(deps: GatewayDeps): Promise<void> {
   );
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
+  deps.limiterRedis.disconnect();
   await deps.db.$disconnect();
 }

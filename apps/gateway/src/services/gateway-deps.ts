@@ -16,6 +16,8 @@ export interface GatewayDeps {
   config: Config;
   db: Database;
   redis: Redis;
+  /** The rate limiter's own connection, auto-pipelined (create-redis.ts `limiter`). */
+  limiterRedis: Redis;
   generationQueue: Queue<GenerationJobData>;
   webhookQueue: Queue<WebhookJobData>;
   /** The slow receivers' lane, watched only (console, metrics). */

@@ -40,7 +40,7 @@ export async function createTestGateway(
   const deps = { ...base, ...patch(base) };
   // The real gateway checks Redis before it listens; request connections fail fast until ready.
   await Promise.all(
-    [base.redis, deps.redis].map((redis) =>
+    [base.redis, deps.redis, base.limiterRedis].map((redis) =>
       redis.status === "ready" ? undefined : Promise.race([new Promise((resolve) => redis.once("ready", resolve)), delay(1000)]),
     ),
   );
