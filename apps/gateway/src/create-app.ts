@@ -23,18 +23,21 @@ export function createApp(deps: GatewayDeps): express.Express {
   // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
   app.use(requestId, requestLog(deps.logger), httpMetrics(deps.metrics));
+  // The API first, polls (the most frequent request) before submissions: every router a request
+  // passes costs it CPU (bench/README.md "Poll path, round 2"). No two of the routers below share
+  // a path, so the order changes no answer; the OpenAPI document, under /api, stays unguarded.
+  app.use(openApiRoutes(deps));
+  // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
+  app.use("/api", originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]));
+  app.use(taskRoutes(deps));
+  app.use(submissionRoutes(deps));
+  app.use(accountRoutes(deps));
   app.use(healthRoutes(deps));
   app.use(metricsRoutes(deps));
   // Stored media may hold upstream-chosen bytes: a browser must never sniff them into HTML/script.
   app.use("/cdn", noSniff, express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
-  app.use(openApiRoutes(deps));
   // Off with CONSOLE_ON_GATEWAY=false, when `pnpm start:console` serves it on a private listener.
   if (deps.config.console.onGateway) app.use("/console", createConsoleRouter(deps, { baseUrl: deps.config.baseUrl }));
-  // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
-  app.use("/api", originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]));
-  app.use(submissionRoutes(deps));
-  app.use(taskRoutes(deps));
-  app.use(accountRoutes(deps));
   app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));
   app.use(errorHandler(deps.logger));
   answerUnparseableTargets(app, deps.logger);
