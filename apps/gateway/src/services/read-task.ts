@@ -1,4 +1,4 @@
-import { findVisibleTasks, readDelivery, type Database, type Task } from "@gen/db";
+import { findVisibleTasks, readDelivery, type Database, type Queryable, type Task } from "@gen/db";
 import { isTerminalTask } from "@gen/domain";
 import { renderTask } from "@gen/task-render";
 import type { FinishedTaskCache } from "./finished-task-cache.ts";
@@ -8,7 +8,7 @@ import { gatherBatches } from "./gather-batches.ts";
 export type TaskReader = (id: string, userId: string) => Promise<Task | null>;
 
 /** One poll's read on its own: the statement the gathered reads send (bench/data-scale.ts replays it). */
-export async function readTask(db: Database, id: string, userId: string): Promise<Task | null> {
+export async function readTask(db: Queryable, id: string, userId: string): Promise<Task | null> {
   const [task] = await findVisibleTasks(db, [id]);
   return ownedBy(task, userId);
 }
@@ -33,7 +33,7 @@ interface PendingRead {
  * as `findVisibleTask` did in SQL. A failed statement fails every poll in it with its error
  * (70002 when PostgreSQL is unreachable, as for a read of its own).
  */
-export function createTaskReader(db: Database): TaskReader {
+export function createTaskReader(db: Queryable): TaskReader {
   const gather = gatherBatches<PendingRead>(READ_LIMITS, async (batch) => {
     let outcome: Outcome;
     try {
