@@ -40,14 +40,48 @@ test("a claim returns the task's body columns as Prisma reads them, and opens th
   const attemptId = newDeliveryId();
   const claimed = await claimAttemptRow(db, taskId, 1, attemptId, now);
   const task = (await db.task.findUnique({ where: { id: taskId } }))!;
-  const { id, model, status, createdAt, output, errorCode, errorMessage, chargedCredits, reservedCredits, refundedCredits, billingMethod, tokensInput, tokensOutput } =
-    task;
+  const {
+    id,
+    model,
+    status,
+    createdAt,
+    output,
+    errorCode,
+    errorMessage,
+    chargedCredits,
+    reservedCredits,
+    refundedCredits,
+    billingMethod,
+    tokensInput,
+    tokensOutput,
+  } = task;
   expect(claimed).toEqual({
     requestedBy: null,
-    task: { id, model, status, createdAt, output, errorCode, errorMessage, chargedCredits, reservedCredits, refundedCredits, billingMethod, tokensInput, tokensOutput },
+    task: {
+      id,
+      model,
+      status,
+      createdAt,
+      output,
+      errorCode,
+      errorMessage,
+      chargedCredits,
+      reservedCredits,
+      refundedCredits,
+      billingMethod,
+      tokensInput,
+      tokensOutput,
+    },
   });
-  expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({ status: "in_progress", attempts: 1, lastAttemptAt: now, nextAttemptAt: null });
-  expect(await listAttempts(db, taskId)).toEqual([expect.objectContaining({ id: attemptId, attemptNo: 1, startedAt: now, finishedAt: null, requestedBy: null })]);
+  expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
+    status: "in_progress",
+    attempts: 1,
+    lastAttemptAt: now,
+    nextAttemptAt: null,
+  });
+  expect(await listAttempts(db, taskId)).toEqual([
+    expect.objectContaining({ id: attemptId, attemptNo: 1, startedAt: now, finishedAt: null, requestedBy: null }),
+  ]);
 });
 
 test("of two claims of the same attempt only the first gets a row; the second changes nothing", async () => {

@@ -122,4 +122,3 @@ test("a renderer that throws is render_failed; nothing is sent and the task is u
   expect(receiver.arrivals).toHaveLength(0);
   expect(await fx.task(taskId)).toEqual(await before);
 });
-

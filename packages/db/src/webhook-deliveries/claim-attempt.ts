@@ -50,7 +50,9 @@ const claimStatement = compiledOnce((k, shape, taskId: string, attempt: number, 
         .insertInto("webhook_attempts")
         .columns(["id", "task_id", "attempt_no", "started_at", "requested_by"])
         .expression((eb) =>
-          eb.selectFrom("claimed").select([eb.val(id).as("id"), "claimed.id", eb.val(attempt).as("attempt_no"), eb.val(now).as("started_at"), "redelivery_requested_by"]),
+          eb
+            .selectFrom("claimed")
+            .select([eb.val(id).as("id"), "claimed.id", eb.val(attempt).as("attempt_no"), eb.val(now).as("started_at"), "redelivery_requested_by"]),
         )
         .returning("requested_by"),
     )
