@@ -1,14 +1,22 @@
-import { claimAttemptRow, createDatabase, listAttempts } from "@gen/db";
+import { claimAttemptRow, createDatabase, finishAttemptRow, listAttempts, type AttemptRecord } from "@gen/db";
 import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
 
-// The claim and the read of the task a body is rendered from are one statement: whatever it
-// returns, the delivery and the attempt log agree with it.
+// The two statements that write an attempt. The claim and the read of the task a body is rendered
+// from are one statement: whatever it returns, the delivery and the attempt log agree with it.
+// finishAttemptRow's text has four shapes (a `failed` that keeps an earlier `delivered` or not, a
+// 2xx that sets delivered_at or not): each one, and a second report of the same attempt.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
 beforeAll(() => db.user.create({ data: { id: userId, credits: 0 } }));
 afterAll(() => db.$disconnect());
 
-async function deliveryOf(delivery: { status: string; attempts?: number; nextAttemptAt?: Date | null; redeliveryRequestedBy?: string | null }) {
+async function deliveryOf(delivery: {
+  status: string;
+  attempts?: number;
+  nextAttemptAt?: Date | null;
+  redeliveryRequestedBy?: string | null;
+  deliveredAt?: Date;
+}) {
   const id = newTaskId();
   await db.task.create({
     data: {
@@ -34,45 +42,31 @@ async function deliveryOf(delivery: { status: string; attempts?: number; nextAtt
   return id;
 }
 
+// The columns of @gen/task-render's RenderableTask.
+const BODY_COLUMNS = [
+  "id",
+  "model",
+  "status",
+  "createdAt",
+  "output",
+  "errorCode",
+  "errorMessage",
+  "chargedCredits",
+  "reservedCredits",
+  "refundedCredits",
+  "billingMethod",
+  "tokensInput",
+  "tokensOutput",
+] as const;
+
 test("a claim returns the task's body columns as Prisma reads them, and opens the attempt", async () => {
   const taskId = await deliveryOf({ status: "pending" });
   const now = new Date();
   const attemptId = newDeliveryId();
   const claimed = await claimAttemptRow(db, taskId, 1, attemptId, now);
   const task = (await db.task.findUnique({ where: { id: taskId } }))!;
-  const {
-    id,
-    model,
-    status,
-    createdAt,
-    output,
-    errorCode,
-    errorMessage,
-    chargedCredits,
-    reservedCredits,
-    refundedCredits,
-    billingMethod,
-    tokensInput,
-    tokensOutput,
-  } = task;
-  expect(claimed).toEqual({
-    requestedBy: null,
-    task: {
-      id,
-      model,
-      status,
-      createdAt,
-      output,
-      errorCode,
-      errorMessage,
-      chargedCredits,
-      reservedCredits,
-      refundedCredits,
-      billingMethod,
-      tokensInput,
-      tokensOutput,
-    },
-  });
+  const body = Object.fromEntries(BODY_COLUMNS.map((column) => [column, task[column]]));
+  expect(claimed).toEqual({ requestedBy: null, task: body });
   expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
     status: "in_progress",
     attempts: 1,
@@ -124,4 +118,63 @@ test("a delivery whose task row is gone is not claimed", async () => {
   expect(await claimAttemptRow(db, taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
   expect(await listAttempts(db, taskId)).toHaveLength(0);
   expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({ status: "pending", attempts: 0 });
+});
+
+async function openAttempt(delivery: { status: string; attempts: number; nextAttemptAt: Date | null; deliveredAt?: Date }) {
+  const taskId = await deliveryOf(delivery);
+  const attempt = delivery.attempts + 1;
+  const attemptId = newDeliveryId();
+  expect(await claimAttemptRow(db, taskId, attempt, attemptId, new Date())).toBeDefined();
+  return { taskId, attempt, attemptId };
+}
+
+const record = (open: { attempt: number; attemptId: string }, fields: Partial<AttemptRecord>): AttemptRecord => ({
+  attempt: open.attempt,
+  attemptId: open.attemptId,
+  finishedAt: new Date(),
+  outcome: "http_500",
+  responseStatus: 500,
+  durationMs: 5,
+  status: "failed",
+  lastError: "http_500",
+  nextAttemptAt: null,
+  ...fields,
+});
+
+test("a 2xx delivers and sets delivered_at; a second report of the attempt changes nothing", async () => {
+  const open = await openAttempt({ status: "pending", attempts: 0, nextAttemptAt: null });
+  const finishedAt = new Date();
+  const delivered = record(open, { finishedAt, outcome: "delivered", responseStatus: 200, status: "delivered", lastError: null });
+  expect(await finishAttemptRow(db, delivered)).toBe("delivered");
+  expect(await finishAttemptRow(db, record(open, { outcome: "attempt_lost", responseStatus: null, lastError: "attempt_lost" }))).toBeUndefined();
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+    status: "delivered",
+    responseStatus: 200,
+    lastError: null,
+    deliveredAt: finishedAt,
+    nextAttemptAt: null,
+  });
+  expect((await listAttempts(db, open.taskId))[0]).toMatchObject({ outcome: "delivered", responseStatus: 200, finishedAt });
+});
+
+test("a failure with a retry waits for it; the last failure is failed", async () => {
+  const open = await openAttempt({ status: "pending", attempts: 0, nextAttemptAt: null });
+  const due = new Date(Date.now() + 40_000);
+  expect(await finishAttemptRow(db, record(open, { status: "in_progress", nextAttemptAt: due }))).toBe("in_progress");
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+    status: "in_progress",
+    nextAttemptAt: due,
+    deliveredAt: null,
+  });
+
+  const last = await openAttempt({ status: "in_progress", attempts: 2, nextAttemptAt: new Date() });
+  expect(await finishAttemptRow(db, record(last, {}))).toBe("failed");
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: last.taskId } })).toMatchObject({ status: "failed", lastError: "http_500", deliveredAt: null });
+});
+
+test("a failed manual attempt keeps a delivered delivery delivered, with its delivered_at", async () => {
+  const deliveredAt = new Date(Date.now() - 60_000);
+  const open = await openAttempt({ status: "in_progress", attempts: 1, nextAttemptAt: new Date(), deliveredAt });
+  expect(await finishAttemptRow(db, record(open, {}))).toBe("delivered");
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });
 });
