@@ -47,10 +47,10 @@ export {
   listAttempts,
   listRecentAttempts,
   countOutcomesPerMinute,
-  readTaskForBody,
   type DeliveryState,
   type AttemptRecord,
   type DeliveryRecord,
   type FirstDelivery,
   type AttemptLogRow,
+  type TaskForBody,
 } from "./webhook-deliveries/index.ts";

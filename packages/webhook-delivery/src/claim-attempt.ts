@@ -1,4 +1,4 @@
-import { claimAttemptRow, type Database } from "@gen/db";
+import { claimAttemptRow, type Database, type TaskForBody } from "@gen/db";
 import { newDeliveryId } from "@gen/ids";
 
 export interface ClaimedAttempt {
@@ -6,15 +6,17 @@ export interface ClaimedAttempt {
   startedAt: Date;
   /** The operator who asked for this attempt (a manual redelivery); null for a scheduled one. */
   requestedBy: string | null;
+  /** The task as the claim read it, to render the body from. */
+  task: TaskForBody;
 }
 
 /**
  * The claim: the delivery moves to `in_progress` on attempt `attempt` and the attempt log gets its
- * row under a new whd_ id, in one conditional statement, so of two workers holding the same job
- * only one gets the claim (null for the other).
+ * row under a new whd_ id, in one conditional statement that also reads the task the body is
+ * rendered from, so of two workers holding the same job only one gets the claim (null for the other).
  */
 export async function claimAttempt(db: Database, taskId: string, attempt: number, now: Date): Promise<ClaimedAttempt | null> {
   const id = newDeliveryId();
   const claimed = await claimAttemptRow(db, taskId, attempt, id, now);
-  return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy } : null;
+  return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy, task: claimed.task } : null;
 }

@@ -10,7 +10,7 @@ import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 import { routeToLane } from "./host-gate.ts";
 import { processDelivery } from "./process-delivery.ts";
-import { taskBodyRenderer, type RenderBody } from "./render-body.ts";
+import { renderTaskBody, type RenderBody } from "./render-body.ts";
 
 export interface DeliveryWorkerOptions {
   config: Config;
@@ -20,7 +20,7 @@ export interface DeliveryWorkerOptions {
   logger: Logger;
   /** Defaults to one sender built from the config, closed by `close()`. An injected one is the caller's. */
   sender?: WebhookSender;
-  /** Tests only: replaces reading and rendering the task. */
+  /** Tests only: replaces rendering the task. */
   render?: RenderBody;
   now?: () => Date;
   /** The worker's registry: attempts are counted in `webhook_attempts_total` / `webhook_dispatch_seconds`. */
@@ -80,7 +80,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     logger,
     webhookQueue,
     sender,
-    render: options.render ?? taskBodyRenderer(db),
+    render: options.render ?? renderTaskBody,
     now: options.now ?? (() => new Date()),
     metrics: options.metrics,
     hostSlots,

@@ -62,7 +62,7 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
     startedAt: claim.startedAt,
     taskFinishedAt: decision.taskFinishedAt,
   };
-  const result = await runAttempt(deps, open, decision, slot);
+  const result = await runAttempt(deps, open, claim, decision, slot);
   await recordResult(deps, open, claim, result);
 }
 
@@ -86,10 +86,10 @@ async function takeHostTicket(deps: DeliveryDeps, job: Job<WebhookJobData>, toke
 }
 
 /** Renders and sends, unless the claim came too late for the window; the ticket goes back either way. */
-async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
+async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
   let result: AttemptResult;
   try {
-    result = await renderAndSend(deps, open, run);
+    result = await renderAndSend(deps, open, claim, run);
   } catch (error) {
     slot?.release(workerFailure(WorkerError.RenderFailed));
     throw error;
@@ -98,10 +98,10 @@ async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, run: Run, slot:
   return result;
 }
 
-async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, run: Run): Promise<AttemptResult> {
+async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run): Promise<AttemptResult> {
   const stale = staleClaim(open.startedAt, run.windowEndsAt, deps.config);
   if (stale) return stale;
-  const rendered = await renderWithin(deps.render, open.taskId, open.attemptId);
+  const rendered = await renderWithin(deps.render, open.taskId, open.attemptId, claim.task);
   if (!rendered.ok) return rendered.result;
   return deps.sender.send(run.url, rendered.body);
 }

@@ -3,7 +3,7 @@ import { enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type Respond, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 import type { RenderBody } from "../../src/delivery/index.ts";
-import { taskBodyRenderer } from "../../src/delivery/render-body.ts";
+import { renderTaskBody } from "../../src/delivery/render-body.ts";
 
 // Shortened schedule: attempt 2 400 ms after attempt 1 failed, attempt 3 1.5 s after the task finished.
 const RETRY_MS = 400;
@@ -18,8 +18,7 @@ const renderOverrides = new Map<string, RenderBody>();
 
 beforeAll(async () => {
   fx = await createDeliveryFixture({ timeoutMs: 300, retryDelayMs: RETRY_MS, finalAttemptMs: FINAL_MS });
-  const real = taskBodyRenderer(fx.db);
-  fx.startWorker({ render: (taskId, deliveryId) => (renderOverrides.get(taskId) ?? real)(taskId, deliveryId) });
+  fx.startWorker({ render: (taskId, deliveryId, task) => (renderOverrides.get(taskId) ?? renderTaskBody)(taskId, deliveryId, task) });
 });
 afterAll(async () => {
   await fx.close();
@@ -164,12 +163,11 @@ test("attempt 3 goes at once when attempt 2 fails after the final attempt time",
   const finishedAt = (await fx.task(taskId)).finishedAt!.getTime();
   // Attempt 2 starts in time (its window is open) but takes 1.5 s to build its body, so it fails
   // after finished + FINAL_MS.
-  const real = taskBodyRenderer(fx.db);
   let calls = 0;
-  renderOverrides.set(taskId, async (id, deliveryId) => {
+  renderOverrides.set(taskId, async (id, deliveryId, task) => {
     calls += 1;
     if (calls === 2) await new Promise((resolve) => setTimeout(resolve, 1_500));
-    return real(id, deliveryId);
+    return renderTaskBody(id, deliveryId, task);
   });
   await fx.handOff(taskId);
 

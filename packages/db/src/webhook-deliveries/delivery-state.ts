@@ -1,4 +1,5 @@
 import type { Database } from "../create-database.ts";
+import { compiledOnce } from "./compiled-once.ts";
 
 /**
  * One delivery as the handler sees it for attempt `attempt`, in one round trip: the delivery row,
@@ -6,7 +7,11 @@ import type { Database } from "../create-database.ts";
  * (the `attempt*` fields are null otherwise; `attemptRequestedBy` is non-null for a manual one).
  */
 export async function loadDeliveryState(db: Database, taskId: string, attempt: number) {
-  return db.$kysely
+  return stateStatement(db, "state", taskId, attempt);
+}
+
+const stateStatement = compiledOnce((k, _shape, taskId: string, attempt: number) =>
+  k
     .selectFrom("webhook_deliveries as d")
     .innerJoin("tasks as t", "t.id", "d.task_id")
     .leftJoin("webhook_attempts as a", (join) => join.onRef("a.task_id", "=", "d.task_id").on("a.attempt_no", "=", attempt))
@@ -24,8 +29,7 @@ export async function loadDeliveryState(db: Database, taskId: string, attempt: n
       "a.finished_at as attemptFinishedAt",
       "a.requested_by as attemptRequestedBy",
     ])
-    .where("d.task_id", "=", taskId)
-    .executeTakeFirst();
-}
+    .where("d.task_id", "=", taskId),
+);
 
 export type DeliveryState = NonNullable<Awaited<ReturnType<typeof loadDeliveryState>>>;

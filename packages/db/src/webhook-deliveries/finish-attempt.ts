@@ -1,5 +1,6 @@
 import { DeliveryStatus, type LastError } from "@gen/domain";
 import type { Database } from "../create-database.ts";
+import { compiledOnce } from "./compiled-once.ts";
 
 /** How one attempt ended, and where the delivery goes from it (computed by @gen/webhook-delivery). */
 export interface AttemptRecord {
@@ -25,33 +26,62 @@ export interface AttemptRecord {
  * attempt's end. Returns the delivery's status as written.
  */
 export async function finishAttemptRow(db: Database, record: AttemptRecord): Promise<DeliveryStatus | undefined> {
-  const row = await db.$kysely
-    .with("closed", (qb) =>
-      qb
-        .updateTable("webhook_attempts")
-        .set({ finished_at: record.finishedAt, outcome: record.outcome, response_status: record.responseStatus, duration_ms: record.durationMs })
-        .where("id", "=", record.attemptId)
-        .where("finished_at", "is", null)
-        .returning("task_id"),
-    )
-    .updateTable("webhook_deliveries as d")
-    .from("closed")
-    .set((eb) => ({
-      status:
-        record.status === DeliveryStatus.Failed
-          ? eb.case().when("d.delivered_at", "is not", null).then(DeliveryStatus.Delivered).else(DeliveryStatus.Failed).end()
-          : record.status,
-      response_status: record.responseStatus,
-      last_error: record.lastError,
-      delivered_at: record.outcome === DeliveryStatus.Delivered ? record.finishedAt : eb.ref("d.delivered_at"),
-      next_attempt_at: record.nextAttemptAt,
-      redelivery_requested_by: null,
-      updated_at: record.finishedAt,
-    }))
-    .whereRef("d.task_id", "=", "closed.task_id")
-    .where("d.attempts", "=", record.attempt)
-    .where("d.status", "=", DeliveryStatus.InProgress)
-    .returning("d.status")
-    .executeTakeFirst();
+  // The text differs only by whether `failed` keeps an earlier `delivered` and whether this attempt delivered.
+  const shape = `${record.status === DeliveryStatus.Failed ? "failed" : "status"}|${record.outcome === DeliveryStatus.Delivered ? "delivered" : "kept"}`;
+  const row = await finishStatement(
+    db,
+    shape,
+    record.attemptId,
+    record.attempt,
+    record.finishedAt,
+    record.outcome,
+    record.responseStatus,
+    record.durationMs,
+    record.status,
+    record.lastError,
+    record.nextAttemptAt,
+  );
   return row?.status;
 }
+
+const finishStatement = compiledOnce(
+  (
+    k,
+    shape,
+    attemptId: string,
+    attempt: number,
+    finishedAt: Date,
+    outcome: AttemptRecord["outcome"],
+    responseStatus: number | null,
+    durationMs: number,
+    status: DeliveryStatus,
+    lastError: LastError | null,
+    nextAttemptAt: Date | null,
+  ) =>
+    k
+      .with("closed", (qb) =>
+        qb
+          .updateTable("webhook_attempts")
+          .set({ finished_at: finishedAt, outcome, response_status: responseStatus, duration_ms: durationMs })
+          .where("id", "=", attemptId)
+          .where("finished_at", "is", null)
+          .returning("task_id"),
+      )
+      .updateTable("webhook_deliveries as d")
+      .from("closed")
+      .set((eb) => ({
+        status: shape.startsWith("failed")
+          ? eb.case().when("d.delivered_at", "is not", null).then(DeliveryStatus.Delivered).else(DeliveryStatus.Failed).end()
+          : status,
+        response_status: responseStatus,
+        last_error: lastError,
+        delivered_at: shape.endsWith("|delivered") ? finishedAt : eb.ref("d.delivered_at"),
+        next_attempt_at: nextAttemptAt,
+        redelivery_requested_by: null,
+        updated_at: finishedAt,
+      }))
+      .whereRef("d.task_id", "=", "closed.task_id")
+      .where("d.attempts", "=", attempt)
+      .where("d.status", "=", DeliveryStatus.InProgress)
+      .returning("d.status"),
+);

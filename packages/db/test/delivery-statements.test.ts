@@ -1,0 +1,180 @@
+import { claimAttemptRow, createDatabase, finishAttemptRow, listAttempts, type AttemptRecord } from "@gen/db";
+import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
+
+// The two statements that write an attempt. The claim and the read of the task a body is rendered
+// from are one statement: whatever it returns, the delivery and the attempt log agree with it.
+// finishAttemptRow's text has four shapes (a `failed` that keeps an earlier `delivered` or not, a
+// 2xx that sets delivered_at or not): each one, and a second report of the same attempt.
+const db = createDatabase(process.env.DATABASE_URL!);
+const userId = newUserId();
+beforeAll(() => db.user.create({ data: { id: userId, credits: 0 } }));
+afterAll(() => db.$disconnect());
+
+async function deliveryOf(delivery: {
+  status: string;
+  attempts?: number;
+  nextAttemptAt?: Date | null;
+  redeliveryRequestedBy?: string | null;
+  deliveredAt?: Date;
+}) {
+  const id = newTaskId();
+  await db.task.create({
+    data: {
+      id,
+      userId,
+      endpoint: "images",
+      model: "sim-image-1",
+      status: "failed",
+      input: { prompt: "x" },
+      webhookUrl: "https://h.example/x",
+      requestId: "req_1",
+      billingMethod: "flat",
+      reservedCredits: 4,
+      chargedCredits: 0,
+      refundedCredits: 4,
+      errorCode: 50001,
+      errorMessage: "upstream failed",
+      startedAt: new Date(),
+      finishedAt: new Date(),
+    },
+  });
+  await db.webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
+  return id;
+}
+
+// The columns of @gen/task-render's RenderableTask.
+const BODY_COLUMNS = [
+  "id",
+  "model",
+  "status",
+  "createdAt",
+  "output",
+  "errorCode",
+  "errorMessage",
+  "chargedCredits",
+  "reservedCredits",
+  "refundedCredits",
+  "billingMethod",
+  "tokensInput",
+  "tokensOutput",
+] as const;
+
+test("a claim returns the task's body columns as Prisma reads them, and opens the attempt", async () => {
+  const taskId = await deliveryOf({ status: "pending" });
+  const now = new Date();
+  const attemptId = newDeliveryId();
+  const claimed = await claimAttemptRow(db, taskId, 1, attemptId, now);
+  const task = (await db.task.findUnique({ where: { id: taskId } }))!;
+  const body = Object.fromEntries(BODY_COLUMNS.map((column) => [column, task[column]]));
+  expect(claimed).toEqual({ requestedBy: null, task: body });
+  expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
+    status: "in_progress",
+    attempts: 1,
+    lastAttemptAt: now,
+    nextAttemptAt: null,
+  });
+  expect(await listAttempts(db, taskId)).toEqual([
+    expect.objectContaining({ id: attemptId, attemptNo: 1, startedAt: now, finishedAt: null, requestedBy: null }),
+  ]);
+});
+
+test("of two claims of the same attempt only the first gets a row; the second changes nothing", async () => {
+  const taskId = await deliveryOf({ status: "pending" });
+  const first = await claimAttemptRow(db, taskId, 1, newDeliveryId(), new Date());
+  // The second is a re-run of the job after the first claimed (a lost lock, a duplicate job): the
+  // attempt is open, not waiting, so nothing is claimed and nothing more is read or written.
+  const second = await claimAttemptRow(db, taskId, 1, newDeliveryId(), new Date());
+  expect(first).toBeDefined();
+  expect(second).toBeUndefined();
+  expect(await listAttempts(db, taskId)).toHaveLength(1);
+});
+
+test("a finished delivery, or one not waiting for that attempt, is not claimed", async () => {
+  for (const delivery of [
+    { status: "delivered", attempts: 1 },
+    { status: "failed", attempts: 3 },
+    // Attempt 1 open (no next attempt due): attempt 2 cannot be claimed.
+    { status: "in_progress", attempts: 1, nextAttemptAt: null },
+  ]) {
+    const taskId = await deliveryOf(delivery);
+    expect(await claimAttemptRow(db, taskId, delivery.attempts + 1, newDeliveryId(), new Date())).toBeUndefined();
+    expect(await claimAttemptRow(db, taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
+    expect(await listAttempts(db, taskId)).toHaveLength(0);
+    expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject(delivery);
+  }
+});
+
+test("a waiting attempt is claimed, and an operator's manual one carries who asked for it", async () => {
+  const scheduled = await deliveryOf({ status: "in_progress", attempts: 1, nextAttemptAt: new Date() });
+  expect(await claimAttemptRow(db, scheduled, 2, newDeliveryId(), new Date())).toMatchObject({ requestedBy: null, task: { id: scheduled } });
+  const manual = await deliveryOf({ status: "in_progress", attempts: 3, nextAttemptAt: new Date(), redeliveryRequestedBy: "op@example.com" });
+  expect(await claimAttemptRow(db, manual, 4, newDeliveryId(), new Date())).toMatchObject({ requestedBy: "op@example.com", task: { id: manual } });
+  expect((await listAttempts(db, manual))[0]).toMatchObject({ attemptNo: 4, requestedBy: "op@example.com" });
+});
+
+test("a delivery whose task row is gone is not claimed", async () => {
+  const taskId = await deliveryOf({ status: "pending" });
+  await db.task.delete({ where: { id: taskId } });
+  expect(await claimAttemptRow(db, taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
+  expect(await listAttempts(db, taskId)).toHaveLength(0);
+  expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({ status: "pending", attempts: 0 });
+});
+
+async function openAttempt(delivery: { status: string; attempts: number; nextAttemptAt: Date | null; deliveredAt?: Date }) {
+  const taskId = await deliveryOf(delivery);
+  const attempt = delivery.attempts + 1;
+  const attemptId = newDeliveryId();
+  expect(await claimAttemptRow(db, taskId, attempt, attemptId, new Date())).toBeDefined();
+  return { taskId, attempt, attemptId };
+}
+
+const record = (open: { attempt: number; attemptId: string }, fields: Partial<AttemptRecord>): AttemptRecord => ({
+  attempt: open.attempt,
+  attemptId: open.attemptId,
+  finishedAt: new Date(),
+  outcome: "http_500",
+  responseStatus: 500,
+  durationMs: 5,
+  status: "failed",
+  lastError: "http_500",
+  nextAttemptAt: null,
+  ...fields,
+});
+
+test("a 2xx delivers and sets delivered_at; a second report of the attempt changes nothing", async () => {
+  const open = await openAttempt({ status: "pending", attempts: 0, nextAttemptAt: null });
+  const finishedAt = new Date();
+  const delivered = record(open, { finishedAt, outcome: "delivered", responseStatus: 200, status: "delivered", lastError: null });
+  expect(await finishAttemptRow(db, delivered)).toBe("delivered");
+  expect(await finishAttemptRow(db, record(open, { outcome: "attempt_lost", responseStatus: null, lastError: "attempt_lost" }))).toBeUndefined();
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+    status: "delivered",
+    responseStatus: 200,
+    lastError: null,
+    deliveredAt: finishedAt,
+    nextAttemptAt: null,
+  });
+  expect((await listAttempts(db, open.taskId))[0]).toMatchObject({ outcome: "delivered", responseStatus: 200, finishedAt });
+});
+
+test("a failure with a retry waits for it; the last failure is failed", async () => {
+  const open = await openAttempt({ status: "pending", attempts: 0, nextAttemptAt: null });
+  const due = new Date(Date.now() + 40_000);
+  expect(await finishAttemptRow(db, record(open, { status: "in_progress", nextAttemptAt: due }))).toBe("in_progress");
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+    status: "in_progress",
+    nextAttemptAt: due,
+    deliveredAt: null,
+  });
+
+  const last = await openAttempt({ status: "in_progress", attempts: 2, nextAttemptAt: new Date() });
+  expect(await finishAttemptRow(db, record(last, {}))).toBe("failed");
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: last.taskId } })).toMatchObject({ status: "failed", lastError: "http_500", deliveredAt: null });
+});
+
+test("a failed manual attempt keeps a delivered delivery delivered, with its delivered_at", async () => {
+  const deliveredAt = new Date(Date.now() - 60_000);
+  const open = await openAttempt({ status: "in_progress", attempts: 1, nextAttemptAt: new Date(), deliveredAt });
+  expect(await finishAttemptRow(db, record(open, {}))).toBe("delivered");
+  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });
+});
