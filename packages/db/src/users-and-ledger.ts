@@ -73,6 +73,8 @@ export type TaskEnd =
 export interface ReservationClose {
   /** The statuses the task may be in; in any other, or discarded already, nothing is written. */
   from: readonly TaskStatus[];
+  /** The task's reserved_credits, which `charged` and `refunded` split; a row reserving anything else is not closed. */
+  reserved: number;
   end: TaskEnd;
   charged: number;
   refunded: number;
@@ -83,8 +85,9 @@ export interface ReservationClose {
 /**
  * Closes a task's reservation in ONE statement: the task row (guarded by its status, so of two
  * racing closes only one matches; the unique (task_id, kind) backs that up), its ledger entries and
- * the balance, plus, for a discarded task, its idempotency key (freed for a retry). Returns the
- * closed task, or undefined when the guard did not match and nothing was written.
+ * the balance, plus, for a discarded task, its idempotency key (freed for a retry). Nothing is read
+ * first: the caller gives the reservation it split, and the guard requires it of the row. Returns
+ * the closed task, or undefined when the guard did not match and nothing was written.
  */
 export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<Task | undefined> {
   const now = new Date();
@@ -114,6 +117,7 @@ export async function closeReservation(db: Queryable, taskId: string, close: Res
         .where("id", "=", taskId)
         .where("status", "in", close.from)
         .where("discarded_at", "is", null)
+        .where("reserved_credits", "=", close.reserved)
         .returning(TASK_SELECTION),
     )
     .with("entries", (q) =>
