@@ -1,5 +1,5 @@
 import { LedgerKind, TaskStatus } from "@gen/domain";
-import { createDatabase } from "@gen/db";
+import { createDatabase, findTask } from "@gen/db";
 import { Wf } from "@gen/errors";
 import { newTaskId, newUserId } from "@gen/ids";
 import { settleTask } from "@gen/ledger";
@@ -83,6 +83,8 @@ test("settled twice in a row: charged once, the second call writes nothing and r
   const first = await settleTask(db, task, outcome);
   expect(first).toMatchObject({ id, status: TaskStatus.Completed, chargedCredits: 6, refundedCredits: 0 });
   expect(first!.finishedAt).toBeInstanceOf(Date);
+  // The row the settlement returns is the task as any read gives it (the hand-off and the cancel answer use it).
+  expect(first).toEqual(await findTask(db, id));
   expect(await settleTask(db, task, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 })).toBeNull();
   expect(await db.ledgerEntry.count({ where: { taskId: id } })).toBe(3);
   expect((await db.user.findUniqueOrThrow({ where: { id: userId } })).credits).toBe(94);
@@ -112,7 +114,7 @@ test("one statement: the settlement reads nothing first; a caller's stale reserv
     const { userId, id, task } = await reservedTask(5);
     await settleTask(counted, task, { status: TaskStatus.Completed, output: {}, charge: 3 });
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatch(/^with "closed" as \(update "tasks"/);
+    expect(seen[0]).toMatch(/^\s*WITH closed AS \(\s*UPDATE tasks/);
     // A reservation that is not the row's (never the case for a loaded task: it is fixed at insert) matches nothing.
     const other = await reservedTask(5);
     expect(await settleTask(counted, { id: other.id, reservedCredits: 4 }, { status: TaskStatus.Completed, output: {}, charge: 4 })).toBeNull();
