@@ -6,8 +6,11 @@ import { createDatabase } from "@gen/db";
 import { TaskStatus } from "@gen/domain";
 import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
-import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type WebhookJobData } from "@gen/queues";
-import { handOffWebhook } from "@gen/webhook-delivery";
+import { loadConfig } from "@gen/config";
+import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createHostSlots, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
+import { FINAL_ATTEMPT_WINDOW_MS, RENDER_TIMEOUT_MS, firstAttemptHandOff, handOffWebhook, type HandOffDeps } from "@gen/webhook-delivery";
+import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
+import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";
@@ -81,7 +84,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     baseline.push(await gotLoop(count));
   }
 
-  const handOff = { webhookQueue: queue, logger: createLogger("bench", "error") };
+  const handOff = routedHandOff(ctx, redis, queue, process.env.BENCH_HANDOFF !== "plain");
   // The runner's own pool for the terminal statements: at 500/s on a saturated machine a connection
   // can take longer than the product's 1 s to come free, and the figure should report that as
   // latency rather than end the run (the generation worker would retry the step).
@@ -138,8 +141,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     ] satisfies Figure[];
   };
   // Tasks reach their terminal state at a steady rate, each settled and handed off by the product's
-  // functions as the generation worker does (settleTask, then handOffWebhook; the worker's hand-off
-  // also takes the host ticket, which the delivery worker here takes at pickup instead).
+  // functions as the generation worker does (settleTask, then handOffWebhook routed by host tickets).
   const dispatchFigures = [...(await dispatch(200)), ...(await dispatch(500))];
 
   // The same hand-off with the one receiver host's cap (WEBHOOK_HOST_CONCURRENCY, default 8 in
@@ -177,4 +179,28 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     },
     ...dispatchFigures,
   ];
+}
+
+/**
+ * The generation worker's hand-off of attempt 1: routed by the receiver host's tickets (the worker's
+ * host gate, with the worker's settings: createDeliveryWorker), so an attempt that cannot start
+ * is parked at the hand-off rather than picked up and parked by the delivery worker.
+ * BENCH_HANDOFF=plain: one Queue.add and the ticket asked at pickup (as the gateway's cancel does).
+ */
+function routedHandOff(ctx: BenchContext, redis: RedisClient, webhookQueue: Queue<WebhookJobData>, routed: boolean): HandOffDeps {
+  const logger = createLogger("bench", "error");
+  if (!routed) return { webhookQueue, logger };
+  // The worker's environment as startApp builds it (this process's, then the stack's).
+  const config = loadConfig({ ...process.env, ...ctx.stack.env });
+  const hostSlots = createHostSlots(redis, {
+    prefix: config.queuePrefix,
+    cap: config.webhookHostConcurrency,
+    leaseMs: RENDER_TIMEOUT_MS + config.webhookTimeoutMs + 5_000,
+    slowMemoryMs: Math.max(60_000, 6 * config.webhookTimeoutMs),
+    waitMemoryMs: config.webhookFinalAttemptMs + FINAL_ATTEMPT_WINDOW_MS + 60_000,
+  });
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  const gate = { hostSlots, webhookQueue, slowQueue, logger, config, now: () => new Date() };
+  const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
+  return { webhookQueue, logger, handOffWebhook: route };
 }
