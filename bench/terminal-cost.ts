@@ -21,7 +21,8 @@ import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { REPO_ROOT } from "./support/child.ts";
-import { postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
+import { measureOperation, printCosts, type OperationCost } from "./support/operation-cost.ts";
+import { postgresBackendsOf } from "./support/proc-cpu.ts";
 
 const LANES = 32;
 const COUNT = Number(process.env.TERMINAL_TASKS ?? 3000);
@@ -73,25 +74,15 @@ async function drive(ids: string[], run: (id: string) => Promise<unknown>): Prom
   );
 }
 
-const rows: { operation: string; client_ms: number; postgres_ms: number; redis_ms: number; per_second: number }[] = [];
+const groups = { postgres: () => postgresBackendsOf(databaseName), redis: () => (redisPid ? [redisPid] : []) };
+const rows: OperationCost[] = [];
 try {
   for (const op of operations) {
     // Each settlement needs open tasks of its own; a hand-off, jobs of new ids.
     const warm = await createRunningTasks(db, userId, HOOK_URL, Math.ceil(COUNT / 4));
     const ids = await createRunningTasks(db, userId, HOOK_URL, COUNT);
     await drive(warm, op.run);
-    const before = process.cpuUsage();
-    const stop = sampleCpu({ postgres: () => postgresBackendsOf(databaseName), redis: () => (redisPid ? [redisPid] : []) });
-    await drive(ids, op.run);
-    const sample = stop();
-    const client = process.cpuUsage(before);
-    rows.push({
-      operation: op.name,
-      client_ms: (client.user + client.system) / 1000 / COUNT,
-      postgres_ms: sample.ms.postgres! / COUNT,
-      redis_ms: sample.ms.redis! / COUNT,
-      per_second: (COUNT / sample.wallMs) * 1000,
-    });
+    rows.push(await measureOperation(op.name, COUNT, groups, () => drive(ids, op.run)));
   }
 } finally {
   await webhookQueue.obliterate({ force: true }).catch(() => undefined);
@@ -103,13 +94,7 @@ try {
   await database.drop();
 }
 
-const width = Math.max(...rows.map((r) => r.operation.length));
-process.stdout.write(`\n${"operation".padEnd(width)}  client ms  PostgreSQL ms  Redis ms  per second\n`);
-for (const r of rows)
-  process.stdout.write(
-    `${r.operation.padEnd(width)}  ${r.client_ms.toFixed(3).padStart(9)}  ${r.postgres_ms.toFixed(3).padStart(13)}  ${r.redis_ms.toFixed(3).padStart(8)}  ${r.per_second.toFixed(0).padStart(10)}\n`,
-  );
-process.stdout.write(`\nCPU ms per terminal task, ${LANES} in flight, ${COUNT} each; Redis is shared with other work (an upper bound).\n`);
+printCosts(rows, `CPU ms per terminal task, ${LANES} in flight, ${COUNT} each; Redis is shared with other work (an upper bound).`);
 const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });
 writeFileSync(path.join(dir, "terminal-cost.json"), `${JSON.stringify({ date: new Date().toISOString(), lanes: LANES, count: COUNT, rows }, null, 2)}\n`);
