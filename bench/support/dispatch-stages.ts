@@ -18,8 +18,9 @@ type Stage = (typeof STAGES)[number];
  * path: the terminal statement (runner), the enqueue of attempt 1 (runner), BullMQ's pickup (the
  * job's `processedOn`, i.e. moveToActive of its last run), the worker up to the claim (decision
  * read, host ticket, claim: `webhook_attempts.started_at`), and the claim to the POST at the receiver
- * (render, send). `ats` > 1 means the job was started more than once: parked at the host gate,
- * then promoted. Returns one line for a figure's note.
+ * (render, send). A job added with a delay was parked at the routed hand-off (its host had no
+ * ticket free); `ats` > 1 means it was started more than once: parked by the worker's host gate at
+ * pickup, then promoted. Returns one line for a figure's note.
  */
 export async function dispatchStages(
   db: Database,
@@ -36,15 +37,17 @@ export async function dispatchStages(
   );
   for (const row of rows) claims.set(row.task_id, row.started_at.getTime());
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hmget(queue.toKey(webhookJobId(id, 1)), "processedOn", "ats");
-  const jobs = ((await pipeline.exec()) ?? []).map(([, value]) => value as [string | null, string | null]);
+  for (const id of ids) pipeline.hmget(queue.toKey(webhookJobId(id, 1)), "processedOn", "ats", "delay");
+  const jobs = ((await pipeline.exec()) ?? []).map(([, value]) => value as [string | null, string | null, string | null]);
   const spans: Record<Stage, number[]> = { commit: [], enqueue: [], pickup: [], claim: [], send: [] };
   let parked = 0;
+  let parkedAtHandOff = 0;
   ids.forEach((id, i) => {
     const t = times.get(id)!;
-    const [processedOn, ats] = jobs[i] ?? [null, null];
+    const [processedOn, ats, delay] = jobs[i] ?? [null, null, null];
     const claim = claims.get(id);
     if (Number(ats ?? 0) > 1) parked++;
+    if (Number(delay ?? 0) > 0) parkedAtHandOff++;
     spans.commit.push(t.committed - t.committing);
     spans.enqueue.push(t.enqueued - t.committed);
     if (processedOn === null || claim === undefined) return;
@@ -53,5 +56,5 @@ export async function dispatchStages(
     spans.send.push(arrivals(id) - claim);
   });
   const stages = STAGES.map((stage) => `${stage} ${median(spans[stage])}/${percentile(spans[stage], 99)}`).join(", ");
-  return `stages p50/p99 ms: ${stages}; ${parked} parked at the host gate`;
+  return `stages p50/p99 ms: ${stages}; parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
 }
