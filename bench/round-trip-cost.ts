@@ -15,7 +15,8 @@ import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createRedis, generationJobId } fro
 import { RateLimiter } from "../packages/rate-limit/src/index.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { REPO_ROOT } from "./support/child.ts";
-import { postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
+import { measureOperation, printCosts, type OperationCost } from "./support/operation-cost.ts";
+import { postgresBackendsOf } from "./support/proc-cpu.ts";
 import { insertTask, readTask, userOfKey } from "./support/same-work-sql.ts";
 
 const LANES = 32;
@@ -93,24 +94,13 @@ async function drive(calls: number, lanes: number, run: () => Promise<unknown>):
   );
 }
 
-const rows: { operation: string; client_ms: number; postgres_ms: number; redis_ms: number; per_second: number }[] = [];
+const groups = { postgres: () => postgresBackendsOf(databaseName), redis: () => (redisPid ? [redisPid] : []) };
+const rows: OperationCost[] = [];
 try {
   for (const op of operations) {
     const calls = Math.ceil(COUNT / op.perCall);
     await drive(Math.ceil(calls / 4), op.lanes, op.run);
-    const before = process.cpuUsage();
-    const stop = sampleCpu({ postgres: () => postgresBackendsOf(databaseName), redis: () => (redisPid ? [redisPid] : []) });
-    await drive(calls, op.lanes, op.run);
-    const sample = stop();
-    const client = process.cpuUsage(before);
-    const units = calls * op.perCall;
-    rows.push({
-      operation: op.name,
-      client_ms: (client.user + client.system) / 1000 / units,
-      postgres_ms: sample.ms.postgres! / units,
-      redis_ms: sample.ms.redis! / units,
-      per_second: (units / sample.wallMs) * 1000,
-    });
+    rows.push(await measureOperation(op.name, calls * op.perCall, groups, () => drive(calls, op.lanes, op.run)));
   }
 } finally {
   await queue.obliterate({ force: true }).catch(() => undefined);
@@ -120,14 +110,9 @@ try {
   await database.drop();
 }
 
-const width = Math.max(...rows.map((r) => r.operation.length));
-process.stdout.write(`\n${"operation".padEnd(width)}  client ms  PostgreSQL ms  Redis ms  per second\n`);
-for (const r of rows)
-  process.stdout.write(
-    `${r.operation.padEnd(width)}  ${r.client_ms.toFixed(3).padStart(9)}  ${r.postgres_ms.toFixed(3).padStart(13)}  ${r.redis_ms.toFixed(3).padStart(8)}  ${r.per_second.toFixed(0).padStart(10)}\n`,
-  );
-process.stdout.write(
-  `\nCPU ms per operation (per task or job for the batched rows), ${LANES} in flight (2 batches), ${COUNT} each; Redis is shared with other work (an upper bound).\n`,
+printCosts(
+  rows,
+  `CPU ms per operation (per task or job for the batched rows), ${LANES} in flight (2 batches), ${COUNT} each; Redis is shared with other work (an upper bound).`,
 );
 const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });

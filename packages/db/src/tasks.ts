@@ -11,7 +11,7 @@ import type { Queryable } from "./queryable.ts";
 export type Task = Row<"tasks">;
 
 /** Every column under the name the code uses; the return types below check the result against `Task`. */
-export const TASK_SELECTION = [
+const TASK_SELECTION = [
   "id",
   "user_id as userId",
   "endpoint",
@@ -102,8 +102,8 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<Task | u
   return created;
 }
 
-// RETURNING list of `insertTasks`: TASK_SELECTION in plain SQL (quoted camel-case aliases).
-const TASK_RETURNING = sql.raw(
+// RETURNING list of the plain-SQL statements on tasks (`insertTasks`, `closeReservation`): TASK_SELECTION with quoted camel-case aliases.
+export const TASK_RETURNING = sql.raw(
   TASK_SELECTION.map((column) => {
     const [name, alias] = column.split(" as ");
     return alias ? `${name} AS "${alias}"` : name;

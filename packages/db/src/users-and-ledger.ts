@@ -1,6 +1,7 @@
+import { sql } from "kysely";
 import { LedgerKind, type TaskStatus } from "@gen/domain";
 import type { Queryable } from "./queryable.ts";
-import { TASK_SELECTION, type Task } from "./tasks.ts";
+import { TASK_RETURNING, type Task } from "./tasks.ts";
 
 // Every statement on `users` and `ledger_entries`. The rules (what a reservation, a charge, a
 // refund or a grant writes, and the invariant) are @gen/ledger's; these statements only apply the
@@ -73,6 +74,8 @@ export type TaskEnd =
 export interface ReservationClose {
   /** The statuses the task may be in; in any other, or discarded already, nothing is written. */
   from: readonly TaskStatus[];
+  /** The task's reserved_credits, which `charged` and `refunded` split; a row reserving anything else is not closed. */
+  reserved: number;
   end: TaskEnd;
   charged: number;
   refunded: number;
@@ -83,77 +86,44 @@ export interface ReservationClose {
 /**
  * Closes a task's reservation in ONE statement: the task row (guarded by its status, so of two
  * racing closes only one matches; the unique (task_id, kind) backs that up), its ledger entries and
- * the balance, plus, for a discarded task, its idempotency key (freed for a retry). Returns the
- * closed task, or undefined when the guard did not match and nothing was written.
+ * the balance, plus, for a discarded task, its idempotency key (freed for a retry). Nothing is read
+ * first: the caller gives the reservation it split, and the guard requires it of the row. Returns
+ * the closed task, or undefined when the guard did not match and nothing was written.
+ *
+ * Plain SQL with only the parts this close needs (no balance update when nothing is refunded, no
+ * idempotency key outside a discard): PostgreSQL plans the statement at every call, and planning
+ * the full form took longer than running it (bench/README.md "Dispatch, round 2").
  */
 export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<Task | undefined> {
   const now = new Date();
   const credit = close.entries.reduce((sum, entry) => sum + entry.delta, 0);
-  const [first, ...rest] = close.entries;
-  if (!first) throw new Error("closeReservation needs at least one ledger entry");
-  return db.$kysely
-    .with("closed", (q) =>
-      q
-        .updateTable("tasks")
-        .set((eb) =>
-          close.end.kind === "discarded"
-            ? { discarded_at: now, charged_credits: close.charged, refunded_credits: close.refunded, updated_at: now }
-            : {
-                status: close.end.status,
-                output: close.end.output === null ? null : eb.cast(eb.val(JSON.stringify(close.end.output)), "jsonb"),
-                error_code: close.end.errorCode,
-                error_message: close.end.errorMessage,
-                tokens_input: close.end.tokens?.input ?? null,
-                tokens_output: close.end.tokens?.output ?? null,
-                charged_credits: close.charged,
-                refunded_credits: close.refunded,
-                finished_at: now,
-                updated_at: now,
-              },
-        )
-        .where("id", "=", taskId)
-        .where("status", "in", close.from)
-        .where("discarded_at", "is", null)
-        .returning(TASK_SELECTION),
-    )
-    .with("entries", (q) =>
-      q
-        .insertInto("ledger_entries")
-        .columns(["user_id", "task_id", "kind", "amount", "delta"])
-        .expression((eb) => {
-          // Typed explicitly: in a UNION, PostgreSQL would otherwise resolve the parameters as text.
-          const row = (entry: LedgerEntryValues) =>
-            eb
-              .selectFrom("closed")
-              .select([
-                "userId as user_id",
-                "id as task_id",
-                eb.cast(eb.val(entry.kind), "text").as("kind"),
-                eb.cast(eb.val(entry.amount), "integer").as("amount"),
-                eb.cast(eb.val(entry.delta), "integer").as("delta"),
-              ]);
-          return rest.reduce((union, entry) => union.unionAll(row(entry)), row(first));
-        })
-        .returning("id"),
-    )
-    .with("credit", (q) =>
-      q
-        .updateTable("users")
-        .set((eb) => ({ credits: eb("credits", "+", credit) }))
-        .where("id", "in", (eb) => eb.selectFrom("closed").select("userId"))
-        // A close that refunds nothing leaves the user's row (and its lock) alone.
-        .where((eb) => eb(eb.cast(eb.val(credit), "integer"), "<>", 0))
-        .returning("id"),
-    )
-    .with("freed", (q) =>
-      q
-        .deleteFrom("idempotency_keys")
-        .where("task_id", "in", (eb) => eb.selectFrom("closed").select("id").where("discardedAt", "is not", null))
-        .returning("task_id"),
-    )
-    .selectFrom("closed")
-    .selectAll()
-    .executeTakeFirst();
+  if (close.entries.length === 0) throw new Error("closeReservation needs at least one ledger entry");
+  const end = close.end;
+  const set =
+    end.kind === "discarded"
+      ? sql`discarded_at = ${now}`
+      : sql`status = ${end.status}, output = ${end.output === null ? null : JSON.stringify(end.output)}::jsonb, error_code = ${end.errorCode},
+            error_message = ${end.errorMessage}, tokens_input = ${end.tokens?.input ?? null}::int, tokens_output = ${end.tokens?.output ?? null}::int,
+            finished_at = ${now}`;
+  const column = <T>(pick: (entry: LedgerEntryValues) => T): T[] => close.entries.map(pick);
+  const { rows } = await sql<Task>`
+    WITH closed AS (
+      UPDATE tasks SET ${set}, charged_credits = ${close.charged}::int, refunded_credits = ${close.refunded}::int, updated_at = ${now}
+      WHERE id = ${taskId} AND status = ANY(${[...close.from]}::text[]) AND discarded_at IS NULL AND reserved_credits = ${close.reserved}::int
+      RETURNING ${TASK_RETURNING}
+    ),
+    entries AS (
+      INSERT INTO ledger_entries (user_id, task_id, kind, amount, delta)
+      SELECT c."userId", c.id, e.kind, e.amount, e.delta
+      FROM closed c, unnest(${column((e) => e.kind)}::text[], ${column((e) => e.amount)}::int[], ${column((e) => e.delta)}::int[]) WITH ORDINALITY AS e(kind, amount, delta, ord)
+      ORDER BY e.ord
+      RETURNING id
+    )${
+      // A close that refunds nothing leaves the user's row (and its lock) alone.
+      credit === 0 ? sql`` : sql`, credit AS (UPDATE users SET credits = credits + ${credit}::int WHERE id = (SELECT "userId" FROM closed) RETURNING id)`
+    }${end.kind === "discarded" ? sql`, freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed) RETURNING task_id)` : sql``}
+    SELECT * FROM closed`.execute(db.$kysely);
+  return rows[0];
 }
 
 /** A task's ledger rows summed by kind, next to what the task row says (`checkLedger` in @gen/ledger judges them). */

@@ -21,7 +21,7 @@ async function userWith(credits: number): Promise<string> {
   return userId;
 }
 
-async function reserve(userId: string, price: number, webhookUrl: string | null = null): Promise<string> {
+async function reserve(userId: string, price: number, webhookUrl: string | null = null): Promise<{ id: string; reservedCredits: number }> {
   const result = await reserveTask(db, {
     id: newTaskId(),
     userId,
@@ -34,7 +34,7 @@ async function reserve(userId: string, price: number, webhookUrl: string | null 
     price,
   });
   if (!("task" in result)) throw new Error("reservation refused");
-  return result.task.id;
+  return result.task;
 }
 
 test("a normal run passes: reservations, settlements, a cancel, a compensation, a refused reservation", async () => {
@@ -43,7 +43,7 @@ test("a normal run passes: reservations, settlements, a cancel, a compensation, 
   await settleTask(db, completed, { status: TaskStatus.Completed, output: { image_urls: ["u"] }, charge: 7 });
   const failed = await reserve(userId, 5);
   await settleTask(db, failed, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 });
-  expect(await compensateSubmission(db, await reserve(userId, 4))).toEqual({ compensated: true });
+  expect(await compensateSubmission(db, (await reserve(userId, 4)).id)).toEqual({ compensated: true });
   await reserve(userId, 3); // still open
   const refused = await reserveTask(db, {
     id: newTaskId(),
@@ -66,9 +66,10 @@ test("planted violations are found, one line each, and --user narrows the check"
   const healthy = await userWith(50);
   await reserve(healthy, 5);
   const userId = await userWith(100);
-  const open = await reserve(userId, 10);
-  const settled = await reserve(userId, 6);
-  await settleTask(db, settled, { status: TaskStatus.Completed, output: {}, charge: 6 });
+  const open = (await reserve(userId, 10)).id;
+  const settledTask = await reserve(userId, 6);
+  const settled = settledTask.id;
+  await settleTask(db, settledTask, { status: TaskStatus.Completed, output: {}, charge: 6 });
 
   // A charge on a task still running, a balance changed without a ledger row, and an entry for a task that never existed.
   await db.$kysely.insertInto("ledger_entries").values({ user_id: userId, task_id: open, kind: LedgerKind.Charge, amount: 10, delta: 0 }).execute();

@@ -15,7 +15,7 @@ export async function cancelTask(deps: GatewayDeps, userId: string, taskId: stri
   const task = await findVisibleTask(deps.db, taskId, userId);
   if (!task) throw new ApiError(Err.TaskNotFound);
   if (isTerminalTask(task.status)) return task;
-  const settled = await settleTask(deps.db, task.id, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
+  const settled = await settleTask(deps.db, task, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
   if (!settled) return (await findTask(deps.db, task.id)) ?? task;
   recordTaskFinished(deps.metrics, settled);
   await handOffWebhook(deps, settled);

@@ -148,7 +148,7 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
       settlement = { status: TaskStatus.Failed, code: error.code, charge: 0 };
     }
   }
-  const settled = await settleTask(deps.db, task.id, settlement);
+  const settled = await settleTask(deps.db, task, settlement);
   if (settled) {
     recordTaskFinished(deps.metrics, settled);
     deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });

@@ -1,0 +1,60 @@
+import type { Queue } from "bullmq";
+import type { Database } from "@gen/db";
+import { webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
+import { median, percentile } from "./load.ts";
+
+/** What the runner saw of one task's hand-off (epoch ms): the terminal statement sent and answered, attempt 1 enqueued. */
+export interface HandOffTimes {
+  committing: number;
+  committed: number;
+  enqueued: number;
+}
+
+const STAGES = ["commit", "enqueue", "pickup", "claim", "send"] as const;
+type Stage = (typeof STAGES)[number];
+
+/**
+ * Where dispatch latency goes, per task, read after the run so nothing is added to the measured
+ * path: the terminal statement (runner), the enqueue of attempt 1 (runner), BullMQ's pickup (the
+ * job's `processedOn`, i.e. moveToActive of its last run), the worker up to the claim (decision
+ * read, host ticket, claim: `webhook_attempts.started_at`), and the claim to the POST at the receiver
+ * (render, send). A job added with a delay was parked at the routed hand-off (its host had no
+ * ticket free); `ats` > 1 means it was started more than once: parked by the worker's host gate at
+ * pickup, then promoted. Returns one line for a figure's note.
+ */
+export async function dispatchStages(
+  db: Database,
+  redis: RedisClient,
+  queue: Queue<WebhookJobData>,
+  ids: string[],
+  times: Map<string, HandOffTimes>,
+  arrivals: (id: string) => number,
+): Promise<string> {
+  const claims = new Map<string, number>();
+  const { rows } = await db.$sql.query<{ task_id: string; started_at: Date }>(
+    "SELECT task_id, started_at FROM webhook_attempts WHERE attempt_no = 1 AND task_id = ANY($1)",
+    [ids],
+  );
+  for (const row of rows) claims.set(row.task_id, row.started_at.getTime());
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hmget(queue.toKey(webhookJobId(id, 1)), "processedOn", "ats", "delay");
+  const jobs = ((await pipeline.exec()) ?? []).map(([, value]) => value as [string | null, string | null, string | null]);
+  const spans: Record<Stage, number[]> = { commit: [], enqueue: [], pickup: [], claim: [], send: [] };
+  let parked = 0;
+  let parkedAtHandOff = 0;
+  ids.forEach((id, i) => {
+    const t = times.get(id)!;
+    const [processedOn, ats, delay] = jobs[i] ?? [null, null, null];
+    const claim = claims.get(id);
+    if (Number(ats ?? 0) > 1) parked++;
+    if (Number(delay ?? 0) > 0) parkedAtHandOff++;
+    spans.commit.push(t.committed - t.committing);
+    spans.enqueue.push(t.enqueued - t.committed);
+    if (processedOn === null || claim === undefined) return;
+    spans.pickup.push(Number(processedOn) - t.enqueued);
+    spans.claim.push(claim - Number(processedOn));
+    spans.send.push(arrivals(id) - claim);
+  });
+  const stages = STAGES.map((stage) => `${stage} ${median(spans[stage])}/${percentile(spans[stage], 99)}`).join(", ");
+  return `stages p50/p99 ms: ${stages}; parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
+}
