@@ -1,6 +1,7 @@
-import { CompiledQuery, sql } from "kysely";
+import { sql } from "kysely";
 import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind } from "@gen/domain";
 import type { Row } from "./camel-row.ts";
+import { compiledOnce } from "./compiled-once.ts";
 import type { Queryable } from "./queryable.ts";
 
 // Every statement on `tasks`, including the one that creates a task with its reservation and
@@ -53,25 +54,23 @@ export async function findVisibleTask(db: Queryable, id: string, userId: string)
     .executeTakeFirst();
 }
 
-// The poll's statement, compiled on first use and sent with new ids after that: building and
-// compiling the query cost more gateway CPU per poll than the rest of the read (bench/README.md
-// "Poll path, round 2"). Any Kysely on PostgreSQL compiles it to the same text.
-let visibleTasksQuery: CompiledQuery<Task> | undefined;
-
 /**
  * The tasks among `ids` that were not discarded, whoever owns them, in no particular order: the
  * gateway reads the tasks of many polls in one statement and checks each poll's owner itself.
+ * Compiled once (compiled-once.ts): building and compiling the query cost more gateway CPU per
+ * poll than the rest of the read (bench/README.md "Poll path, round 2").
  */
 export async function findVisibleTasks(db: Queryable, ids: readonly string[]): Promise<Task[]> {
-  visibleTasksQuery ??= db.$kysely
+  return visibleTasksStatement(db, "visible", ids);
+}
+
+const visibleTasksStatement = compiledOnce((k, _shape, ids: readonly string[]) =>
+  k
     .selectFrom("tasks")
     .select(TASK_SELECTION)
-    .where("id", "=", sql<string>`any(${[]}::text[])`)
-    .where("discarded_at", "is", null)
-    .compile();
-  const { rows } = await db.$kysely.executeQuery(CompiledQuery.raw(visibleTasksQuery.sql, [ids]));
-  return rows as Task[];
-}
+    .where("id", "=", sql<string>`any(${ids}::text[])`)
+    .where("discarded_at", "is", null),
+);
 
 /** A task to create: everything but the columns the database fills in. */
 export interface NewTask {

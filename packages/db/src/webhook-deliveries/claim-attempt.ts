@@ -1,6 +1,6 @@
 import { DeliveryStatus } from "@gen/domain";
 import type { Database } from "../create-database.ts";
-import { compiledOnce } from "./compiled-once.ts";
+import { compiledOnce } from "../compiled-once.ts";
 
 // The task columns a webhook body is rendered from (@gen/task-render's RenderableTask).
 const TASK_FOR_BODY = [
@@ -62,7 +62,7 @@ const claimStatement = compiledOnce((k, shape, taskId: string, attempt: number, 
 );
 
 export async function claimAttemptRow(db: Database, taskId: string, attempt: number, id: string, now: Date) {
-  const row = await claimStatement(db, attempt === 1 ? "first" : "later", taskId, attempt, attempt - 1, id, now);
+  const [row] = await claimStatement(db, attempt === 1 ? "first" : "later", taskId, attempt, attempt - 1, id, now);
   if (!row) return undefined;
   const { requestedBy, redelivery_requested_by: _copied, ...task } = row;
   return { requestedBy, task };

@@ -1,5 +1,5 @@
 import type { Database } from "../create-database.ts";
-import { compiledOnce } from "./compiled-once.ts";
+import { compiledOnce } from "../compiled-once.ts";
 
 /**
  * One delivery as the handler sees it for attempt `attempt`, in one round trip: the delivery row,
@@ -7,7 +7,8 @@ import { compiledOnce } from "./compiled-once.ts";
  * (the `attempt*` fields are null otherwise; `attemptRequestedBy` is non-null for a manual one).
  */
 export async function loadDeliveryState(db: Database, taskId: string, attempt: number) {
-  return stateStatement(db, "state", taskId, attempt);
+  const [state] = await stateStatement(db, "state", taskId, attempt);
+  return state;
 }
 
 const stateStatement = compiledOnce((k, _shape, taskId: string, attempt: number) =>

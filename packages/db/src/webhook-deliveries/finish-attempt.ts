@@ -1,6 +1,6 @@
 import { DeliveryStatus, type LastError } from "@gen/domain";
 import type { Database } from "../create-database.ts";
-import { compiledOnce } from "./compiled-once.ts";
+import { compiledOnce } from "../compiled-once.ts";
 
 /** How one attempt ended, and where the delivery goes from it (computed by @gen/webhook-delivery). */
 export interface AttemptRecord {
@@ -28,7 +28,7 @@ export interface AttemptRecord {
 export async function finishAttemptRow(db: Database, record: AttemptRecord): Promise<DeliveryStatus | undefined> {
   // The text differs only by whether `failed` keeps an earlier `delivered` and whether this attempt delivered.
   const shape = `${record.status === DeliveryStatus.Failed ? "failed" : "status"}|${record.outcome === DeliveryStatus.Delivered ? "delivered" : "kept"}`;
-  const row = await finishStatement(
+  const [row] = await finishStatement(
     db,
     shape,
     record.attemptId,

@@ -1,6 +1,6 @@
 import type { CompiledQuery, Compilable, Kysely } from "kysely";
-import type { Database } from "../create-database.ts";
-import type { Tables } from "../tables.ts";
+import type { Queryable } from "./queryable.ts";
+import type { Tables } from "./tables.ts";
 
 /** Stands for the bound value at `index` while a statement's text is compiled. */
 class Slot {
@@ -8,15 +8,15 @@ class Slot {
 }
 
 /**
- * A statement on the delivery hot path (three per attempt), written with the query builder as
- * usual but built and compiled once per database and `shape`: later calls only bind their values
- * to the cached text. `build` gets stand-ins for `values`, so it must use them only as bound values
+ * A hot-path statement (a poll's task read, the three of every delivery attempt), written with the
+ * query builder as usual but built and compiled once per database and `shape`: later calls only
+ * bind their values to the cached text. `build` gets stand-ins for `values`, so it must use them only as bound values
  * (no arithmetic or branching on them: whatever changes the text belongs in `shape`). Saves the
  * builder's and the compiler's CPU for every attempt (a tenth of a millisecond per statement).
  */
 export function compiledOnce<V extends unknown[], R>(build: (db: Kysely<Tables>, shape: string, ...values: V) => Compilable<R>) {
   const cache = new WeakMap<Kysely<Tables>, Map<string, CompiledQuery<R>>>();
-  return async (db: Database, shape: string, ...values: V): Promise<R | undefined> => {
+  return async (db: Queryable, shape: string, ...values: V): Promise<R[]> => {
     let shapes = cache.get(db.$kysely);
     if (!shapes) cache.set(db.$kysely, (shapes = new Map()));
     let compiled = shapes.get(shape);
@@ -26,6 +26,6 @@ export function compiledOnce<V extends unknown[], R>(build: (db: Kysely<Tables>,
     }
     const parameters = compiled.parameters.map((value) => (value instanceof Slot ? values[value.index] : value));
     const result = await db.$kysely.executeQuery<R>({ ...compiled, parameters });
-    return result.rows[0];
+    return result.rows;
   };
 }
