@@ -29,6 +29,9 @@ describe("submission", () => {
     expect(res.status).toBe(202);
     expect(res.body.id).toMatch(/^task_[0-9a-f]{32}$/);
     expect(res.headers.location).toBe(`/api/v1/tasks/${res.body.id}`);
+    // Written without Express's res.send (submission-routes.ts sendAccepted): the same headers.
+    expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(Number(res.headers["content-length"])).toBe(Buffer.byteLength(res.text));
     expect(Object.keys(res.body)).toEqual(["id", "model", "status", "created_at", "output", "usage", "error"]);
     expect(res.body).toMatchObject({ model: body.model, status: "queued", output: null, usage: { credits: 0 }, error: null });
     expect(Number.isInteger(res.body.created_at)).toBe(true);

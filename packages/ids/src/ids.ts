@@ -1,22 +1,24 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
-// Random bytes fetched 4 KiB at a time, each handed out once: the same CSPRNG as a call per id,
-// without a call per request (a request id for every response; the call was 4% of a poll's CPU).
-// Only these public identifiers use it; API keys (api-key.ts) draw their own.
-const POOL_BYTES = 4096;
-let pool = Buffer.alloc(0);
-let used = 0;
+// Random bytes drawn from a pool refilled 4 KiB at a time, as crypto.randomUUID does: one
+// randomBytes call per id cost more than the rest of the id (bench/README.md "Submissions, round 2";
+// a request id is made for every response, so polls pay it too). API keys (api-key.ts) draw their own.
+// Each byte is handed out once; the pool is as random as the calls it replaces.
+const POOL_SIZE = 4096;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let used = POOL_SIZE;
 
-// Shapes fixed by docs/api.md#identifiers.
 function hex(bytes: number): string {
-  if (used + bytes > pool.length) {
-    pool = randomBytes(POOL_BYTES);
+  if (used + bytes > POOL_SIZE) {
+    randomFillSync(pool);
     used = 0;
   }
+  const text = pool.toString("hex", used, used + bytes);
   used += bytes;
-  return pool.toString("hex", used - bytes, used);
+  return text;
 }
 
+// Shapes fixed by docs/api.md#identifiers.
 export const newTaskId = () => `task_${hex(16)}`;
 export const newRequestId = () => `req_${hex(12)}`;
 export const newDeliveryId = () => `whd_${hex(12)}`;

@@ -1,4 +1,4 @@
-import { Router } from "express";
+import { Router, type Response } from "express";
 import { ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
 import { ApiError, Err } from "@gen/errors";
 import { renderTask } from "@gen/task-render";
@@ -28,10 +28,22 @@ export function submissionRoutes(deps: GatewayDeps): Router {
         body: req.body as Record<string, unknown>,
         idempotencyKey: idempotencyKey(req.headers["idempotency-key"]),
       });
-      res.status(202).location(`/api/v1/tasks/${task.id}`).type("application/json").send(renderTask(task));
+      sendAccepted(res, task.id, renderTask(task));
     });
   }
   return router;
+}
+
+/**
+ * The 202 as Express's `status().location().type().send()` wrote it (same headers, same order),
+ * without their per-call parsing: the body is JSON text and the task id needs no URL encoding.
+ */
+function sendAccepted(res: Response, taskId: string, body: string): void {
+  res.statusCode = 202;
+  res.setHeader("Location", `/api/v1/tasks/${taskId}`);
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
 }
 
 function idempotencyKey(header: string | string[] | undefined): string | undefined {

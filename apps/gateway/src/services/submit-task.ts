@@ -24,16 +24,24 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 // Group commit (docs/operations.md#submission-batching-group-commit): submissions that reach the
 // insert together share one statement and one enqueue. At most 32 per batch
 // (bench/round-trip-cost.ts: PostgreSQL's cost per task is 0.04 ms in a statement of 32, 0.67 ms
-// alone); while two batches are being written the next one gathers, for 2 ms at most.
-const BATCH_LIMITS = { maxSize: 32, maxInFlight: 2, maxWaitMs: 2 };
+// alone); while a batch is being written the next one gathers, for 10 ms at most. One batch in
+// flight rather than two: batches of 14 instead of 10 at 32 connections, and less CPU per
+// submission in all three processes (bench/README.md "Submissions, round 2").
+const BATCH_LIMITS = { maxSize: 32, maxInFlight: 1, maxWaitMs: 10 };
 
 type Submitted = { task: Task; replayed: boolean };
 type Outcome = { ok: true; value: Submitted } | { ok: false; error: unknown };
 
+/** An Idempotency-Key with the hash of the request it came with (hashed only when there is a key). */
+interface Idempotency {
+  key: string;
+  requestHash: string;
+}
+
 interface Pending {
   input: SubmitInput;
   submission: Submission;
-  requestHash: string;
+  idempotency: Idempotency | undefined;
   taskId: string;
   answer: (outcome: Outcome) => void;
 }
@@ -60,16 +68,15 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
   const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch));
   return async (input) => {
     const submission = validateSubmission(deps.catalog, input.endpoint, input.body);
-    const requestHash = hashRequest(input.endpoint, input.body);
-    if (input.idempotencyKey) {
-      const key = input.idempotencyKey;
-      const replay = await answerFailures(deps, input, requestHash, async () => {
-        const task = await replayOf(deps.db, input.userId, key, requestHash, true);
+    const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, requestHash: hashRequest(input.endpoint, input.body) } : undefined;
+    if (idempotency) {
+      const replay = await answerFailures(deps, input, idempotency, async () => {
+        const task = await replayOf(deps.db, input.userId, idempotency, true);
         return task ? { task, replayed: true } : null;
       });
       if (replay) return replay;
     }
-    const outcome = await new Promise<Outcome>((answer) => gather({ input, submission, requestHash, taskId: newTaskId(), answer }));
+    const outcome = await new Promise<Outcome>((answer) => gather({ input, submission, idempotency, taskId: newTaskId(), answer }));
     if (outcome.ok) return outcome.value;
     throw outcome.error;
   };
@@ -117,7 +124,7 @@ async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcom
   for (const [i, pending] of batch.entries()) {
     if (outcomes[i]) continue;
     try {
-      outcomes[i] = { ok: true, value: await answerFailures(deps, pending.input, pending.requestHash, () => persistAlone(deps.db, pending)) };
+      outcomes[i] = { ok: true, value: await answerFailures(deps, pending.input, pending.idempotency, () => persistAlone(deps.db, pending)) };
     } catch (error) {
       outcomes[i] = { ok: false, error };
     }
@@ -174,14 +181,14 @@ const isRefunded = (outcome: Outcome) => !outcome.ok && outcome.error instanceof
 async function answerFailures<T extends Submitted | null>(
   deps: GatewayDeps,
   input: SubmitInput,
-  requestHash: string,
+  idempotency: Idempotency | undefined,
   step: () => Promise<T>,
 ): Promise<T | Submitted> {
   try {
     return await step();
   } catch (error) {
-    if (input.idempotencyKey && (isUniqueViolation(error) || (error instanceof ApiError && error.code === Err.InsufficientCredits))) {
-      const replay = await replayOf(deps.db, input.userId, input.idempotencyKey, requestHash, false);
+    if (idempotency && (isUniqueViolation(error) || (error instanceof ApiError && error.code === Err.InsufficientCredits))) {
+      const replay = await replayOf(deps.db, input.userId, idempotency, false);
       if (replay) return { task: replay, replayed: true };
     }
     if (error instanceof ApiError) throw error;
@@ -193,7 +200,7 @@ async function answerFailures<T extends Submitted | null>(
 
 type Submission = ReturnType<typeof validateSubmission>;
 
-const taskToReserve = ({ input, submission, requestHash, taskId }: Pending): TaskToReserve => ({
+const taskToReserve = ({ input, submission, idempotency, taskId }: Pending): TaskToReserve => ({
   id: taskId,
   userId: input.userId,
   endpoint: input.endpoint,
@@ -203,14 +210,14 @@ const taskToReserve = ({ input, submission, requestHash, taskId }: Pending): Tas
   requestId: input.requestId,
   billingMethod: submission.price.method,
   price: submission.price.reserve,
-  idempotency: input.idempotencyKey ? { key: input.idempotencyKey, requestHash } : undefined,
+  idempotency,
 });
 
 /** One request written on its own, as before group commit: the batch's fallback. */
 async function persistAlone(db: Database, pending: Pending): Promise<Submitted> {
-  const { input, requestHash } = pending;
-  if (input.idempotencyKey) {
-    const replay = await replayOf(db, input.userId, input.idempotencyKey, requestHash, true);
+  const { input, idempotency } = pending;
+  if (idempotency) {
+    const replay = await replayOf(db, input.userId, idempotency, true);
     if (replay) return { task: replay, replayed: true };
   }
   const reserved = await reserveTask(db, taskToReserve(pending));
@@ -227,7 +234,7 @@ async function persistAlone(db: Database, pending: Pending): Promise<Submitted> 
  * may have replaced it with a fresh key since, which this one must then lose to on the unique index,
  * and replay). After losing, the winner's key is read whatever its age.
  */
-async function replayOf(db: Database, userId: string, key: string, requestHash: string, beforeInsert: boolean): Promise<Task | null> {
+async function replayOf(db: Database, userId: string, { key, requestHash }: Idempotency, beforeInsert: boolean): Promise<Task | null> {
   const existing = await findIdempotencyKey(db, userId, key);
   if (!existing) return null;
   const live = !beforeInsert || existing.createdAt.getTime() > Date.now() - IDEMPOTENCY_WINDOW_MS;
