@@ -49,6 +49,8 @@ export interface Sample {
   status: number;
   code?: number;
   taskId?: string;
+  /** The task's `status` in a task answer (a 202 or a poll's 200). */
+  taskStatus?: string;
 }
 
 export interface Load {
@@ -70,7 +72,15 @@ export function startLoad(stack: FaultStack, auth: string, body: (i: number) => 
   const record = async (kind: Sample["kind"], method: string, pathname: string, payload?: unknown): Promise<Sample> => {
     const startedAt = Date.now();
     const sample: Sample = await stack.call(auth, method, pathname, payload).then(
-      (answer) => ({ kind, startedAt, ms: answer.ms, status: answer.status, code: answer.body.error?.code, taskId: answer.body.id }),
+      (answer) => ({
+        kind,
+        startedAt,
+        ms: answer.ms,
+        status: answer.status,
+        code: answer.body.error?.code,
+        taskId: answer.body.id,
+        taskStatus: answer.body.status,
+      }),
       () => ({ kind, startedAt, ms: Date.now() - startedAt, status: 0 }),
     );
     samples.push(sample);
