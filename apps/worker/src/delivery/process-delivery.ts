@@ -101,7 +101,7 @@ async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedA
 async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run): Promise<AttemptResult> {
   const stale = staleClaim(open.startedAt, run.windowEndsAt, deps.config);
   if (stale) return stale;
-  const rendered = await renderWithin(deps.render, open.taskId, open.attemptId, claim.task);
+  const rendered = await renderWithin(deps.render, claim.task, open.attemptId);
   if (!rendered.ok) return rendered.result;
   return deps.sender.send(run.url, rendered.body);
 }

@@ -7,22 +7,21 @@ import { RENDER_TIMEOUT_MS, workerFailure, type AttemptResult } from "@gen/webho
  * Builds the webhook body of a task for one attempt (`deliveryId` is that attempt's whd_ id) from
  * the task row its claim read.
  */
-export type RenderBody = (taskId: string, deliveryId: string, task: TaskForBody) => string | Promise<string>;
+export type RenderBody = (task: TaskForBody, deliveryId: string) => string | Promise<string>;
 
 /** The production renderer: the default GET body, with `error.request_id` = the attempt id on a failed task. */
-export const renderTaskBody: RenderBody = (_taskId, deliveryId, task) => renderTask(task, { deliveryId });
+export const renderTaskBody: RenderBody = (task, deliveryId) => renderTask(task, { deliveryId });
 
 /** Runs the renderer with the 2 s bound. A failure is that attempt's result; the task is never written. */
 export async function renderWithin(
   render: RenderBody,
-  taskId: string,
-  deliveryId: string,
   task: TaskForBody,
+  deliveryId: string,
   timeoutMs = RENDER_TIMEOUT_MS,
 ): Promise<{ ok: true; body: string } | { ok: false; result: AttemptResult }> {
   let rendering: string | Promise<string>;
   try {
-    rendering = render(taskId, deliveryId, task);
+    rendering = render(task, deliveryId);
   } catch (error) {
     return failedRender(error);
   }

@@ -18,7 +18,7 @@ const renderOverrides = new Map<string, RenderBody>();
 
 beforeAll(async () => {
   fx = await createDeliveryFixture({ timeoutMs: 300, retryDelayMs: 60_000, finalAttemptMs: 120_000 });
-  fx.startWorker({ render: (taskId, deliveryId, task) => (renderOverrides.get(taskId) ?? renderTaskBody)(taskId, deliveryId, task) });
+  fx.startWorker({ render: (task, deliveryId) => (renderOverrides.get(task.id) ?? renderTaskBody)(task, deliveryId) });
 });
 afterAll(async () => {
   await fx.close();

@@ -18,7 +18,7 @@ const renderOverrides = new Map<string, RenderBody>();
 
 beforeAll(async () => {
   fx = await createDeliveryFixture({ timeoutMs: 300, retryDelayMs: RETRY_MS, finalAttemptMs: FINAL_MS });
-  fx.startWorker({ render: (taskId, deliveryId, task) => (renderOverrides.get(taskId) ?? renderTaskBody)(taskId, deliveryId, task) });
+  fx.startWorker({ render: (task, deliveryId) => (renderOverrides.get(task.id) ?? renderTaskBody)(task, deliveryId) });
 });
 afterAll(async () => {
   await fx.close();
@@ -164,10 +164,10 @@ test("attempt 3 goes at once when attempt 2 fails after the final attempt time",
   // Attempt 2 starts in time (its window is open) but takes 1.5 s to build its body, so it fails
   // after finished + FINAL_MS.
   let calls = 0;
-  renderOverrides.set(taskId, async (id, deliveryId, task) => {
+  renderOverrides.set(taskId, async (task, deliveryId) => {
     calls += 1;
     if (calls === 2) await new Promise((resolve) => setTimeout(resolve, 1_500));
-    return renderTaskBody(id, deliveryId, task);
+    return renderTaskBody(task, deliveryId);
   });
   await fx.handOff(taskId);
 
