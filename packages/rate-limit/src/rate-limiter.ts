@@ -88,12 +88,17 @@ export class RateLimiter {
 
   /** Like take, but bounded by this process's own counters while Redis is away. */
   async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision & { local: boolean }> {
+    // Both takes answer an object of their own: marking it costs no copy.
+    let decision: RateDecision & { local?: boolean };
     try {
-      return { ...(await this.take(kind, subject, rate, keyHash)), local: false };
+      decision = await this.take(kind, subject, rate, keyHash);
+      decision.local = false;
     } catch (error) {
       if (!(error instanceof RedisUnavailable)) throw error;
-      return { ...this.local.take(`${kind}:${subject}`, rate), local: true };
+      decision = this.local.take(`${kind}:${subject}`, rate);
+      decision.local = true;
     }
+    return decision as RateDecision & { local: boolean };
   }
 
   private async takeShared(kind: string, subject: string, rate: RateConfig, keyHash: string | undefined): Promise<RateDecision> {
