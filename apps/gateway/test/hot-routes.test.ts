@@ -35,7 +35,10 @@ test.each([
 ])("a poll by %s (the router) answers as the fast path does", async (_what, target) => {
   for (const query of ["", "?include=billing,webhook"]) {
     const fast = await request(gw.app).get(`/api/v1/tasks/${taskId}${query}`).set("Authorization", user.auth).set("Origin", origin);
-    const routed = await request(gw.app).get(`${target(taskId)}${query}`).set("Authorization", user.auth).set("Origin", origin);
+    const routed = await request(gw.app)
+      .get(`${target(taskId)}${query}`)
+      .set("Authorization", user.auth)
+      .set("Origin", origin);
     expect(fast.status).toBe(200);
     expect(routed.status).toBe(200);
     expect(routed.text).toBe(fast.text);
@@ -74,7 +77,11 @@ test("a submission by a trailing slash (the router) answers as the fast path doe
   expect(Object.keys(routed.body)).toEqual(Object.keys(fast.body));
   expect(headerShape(routed)).toEqual(headerShape(fast));
   const bad = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).set("Content-Type", "application/json").send("[1]");
-  const badRouted = await request(gw.app).post("/api/v1/images/generations/").set("Authorization", user.auth).set("Content-Type", "application/json").send("[1]");
+  const badRouted = await request(gw.app)
+    .post("/api/v1/images/generations/")
+    .set("Authorization", user.auth)
+    .set("Content-Type", "application/json")
+    .send("[1]");
   expect(badRouted.status).toBe(bad.status);
   expect(badRouted.body.error.code).toBe(bad.body.error.code);
   expect(headerShape(badRouted)).toEqual(headerShape(bad));
