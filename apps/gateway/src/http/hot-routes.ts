@@ -26,7 +26,7 @@ interface Compiled {
 /**
  * Polls and submissions are most of the traffic, and Express's router spent about a fifth of a
  * poll's CPU finding them: every app-level layer and mounted router is a path match, a prefix
- * trim and a restore (bench/README.md "Hot routes"). A request whose target is exactly one of
+ * trim and a restore (bench/README.md "Round 3 (issue 12)"). A request whose target is exactly one of
  * `routes` (the method, the literal path as written, plain parameter characters, any query) runs
  * `common` (what every API request passes through on the router: request id, log, metrics, the
  * origin guard) and the route's handlers directly, errors going to `errorHandler` as on the
