@@ -2,7 +2,8 @@ import express from "express";
 import { createConsoleRouter } from "@gen/console";
 import { ApiError, Err } from "@gen/errors";
 import { errorHandler, requestId, requestLog } from "@gen/http";
-import { answerUnparseableTargets } from "./http/unparseable-target.ts";
+import { routerFor, serveHotRoutes } from "./http/hot-routes.ts";
+import { answerUnparseableTargets, lastResort } from "./http/unparseable-target.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
 import { noSniff } from "./middleware/no-sniff.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
@@ -11,7 +12,7 @@ import { healthRoutes } from "./routes/health-routes.ts";
 import { metricsRoutes } from "./routes/metrics-routes.ts";
 import { openApiRoutes } from "./routes/openapi-routes.ts";
 import { submissionRoutes } from "./routes/submission-routes.ts";
-import { taskRoutes } from "./routes/task-routes.ts";
+import { pollRoute, taskRoutes } from "./routes/task-routes.ts";
 import type { GatewayDeps } from "./services/gateway-deps.ts";
 
 export function createApp(deps: GatewayDeps): express.Express {
@@ -22,15 +23,19 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.set("query parser", "simple");
   // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
-  app.use(requestId, requestLog(deps.logger), httpMetrics(deps.metrics));
+  const everyRequest = [requestId, requestLog(deps.logger), httpMetrics(deps.metrics)];
+  app.use(...everyRequest);
   // The API first, polls (the most frequent request) before submissions: every router a request
   // passes costs it CPU (bench/README.md "Poll path, round 2"). No two of the routers below share
   // a path, so the order changes no answer; the OpenAPI document, under /api, stays unguarded.
   app.use(openApiRoutes(deps));
   // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
-  app.use("/api", originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]));
-  app.use(taskRoutes(deps));
-  app.use(submissionRoutes(deps));
+  const guard = originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]);
+  app.use("/api", guard);
+  const poll = pollRoute(deps);
+  const submissions = submissionRoutes(deps);
+  app.use(taskRoutes(deps, poll));
+  app.use(routerFor(submissions));
   app.use(accountRoutes(deps));
   app.use(healthRoutes(deps));
   app.use(metricsRoutes(deps));
@@ -39,7 +44,10 @@ export function createApp(deps: GatewayDeps): express.Express {
   // Off with CONSOLE_ON_GATEWAY=false, when `pnpm start:console` serves it on a private listener.
   if (deps.config.console.onGateway) app.use("/console", createConsoleRouter(deps, { baseUrl: deps.config.baseUrl }));
   app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));
-  app.use(errorHandler(deps.logger));
+  const errors = errorHandler(deps.logger);
+  app.use(errors);
   answerUnparseableTargets(app, deps.logger);
+  // The API's two hot paths skip the router (hot-routes.ts): the layers above they pass on it.
+  serveHotRoutes(app, [...everyRequest, guard], [poll, ...submissions], errors, (req, res, error) => lastResort(req, res, error, deps.logger));
   return app;
 }

@@ -40,11 +40,60 @@ const GCRA_UNLESS_REVOKED = `
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1, 0, 0, 0} end
 ${GCRA}`;
 
-type Reply = Promise<[number, number, number, number]>;
+// Every take gathered in one event-loop turn (see `gather`): KEYS are pairs (bucket, revocation
+// marker), ARGV triples (interval, burst, whether to read the marker); the answer is the four
+// numbers of each take in turn. One clock read serves them all, and takes of the same bucket run in
+// arrival order, each seeing the one before, as separate calls would.
+const GCRA_GATHERED = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local out = {}
+for i = 1, #KEYS / 2 do
+  local key = KEYS[2 * i - 1]
+  local interval = tonumber(ARGV[3 * i - 2])
+  local burst = tonumber(ARGV[3 * i - 1])
+  if ARGV[3 * i] == '1' and redis.call('EXISTS', KEYS[2 * i]) == 1 then
+    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0
+  else
+    local tat = tonumber(redis.call('GET', key) or now)
+    if tat < now then tat = now end
+    local next_tat = tat + interval
+    local allow_at = next_tat - burst * interval
+    if allow_at > now then
+      out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = math.ceil(allow_at - now); out[#out + 1] = math.ceil(tat - now)
+    else
+      redis.call('SET', key, next_tat, 'PX', math.ceil(next_tat - now))
+      out[#out + 1] = 1; out[#out + 1] = math.floor((now - allow_at) / interval); out[#out + 1] = 0; out[#out + 1] = math.ceil(next_tat - now)
+    end
+  end
+end
+return out
+`;
+
+type Reply = [number, number, number, number];
 type GcraRedis = Redis & {
-  gcra(key: string, intervalMs: number, burst: number): Reply;
-  gcraUnlessRevoked(key: string, marker: string, intervalMs: number, burst: number): Reply;
+  gcra(key: string, intervalMs: number, burst: number): Promise<Reply>;
+  gcraUnlessRevoked(key: string, marker: string, intervalMs: number, burst: number): Promise<Reply>;
+  gcraGathered(keyCount: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
+
+interface PendingTake {
+  key: string;
+  marker: string | undefined;
+  intervalMs: number;
+  burst: number;
+  answer(reply: Reply): void;
+  fail(error: unknown): void;
+}
+
+export interface RateLimiterOptions {
+  /**
+   * Gather the takes of one event-loop turn into ONE script call (the gateway: a take per request).
+   * On Redis Cluster every key lives in the slot of QUEUE_PREFIX's hash tag, so one call may hold
+   * them all. Off, each take is a script call of its own.
+   */
+  gather?: boolean;
+}
 
 // A limiter answer is one in-memory script: far below this unless Redis is hung (stopped, paused),
 // and then a poll must not wait for the connection's 2 s command time-out.
@@ -57,14 +106,19 @@ export class RateLimiter {
   private readonly redis: GcraRedis;
   private readonly local = new LocalRateLimiter();
   private skipRedisUntil = 0;
+  private readonly gather: boolean;
+  private pending: PendingTake[] = [];
 
   constructor(
     redis: Redis,
     private readonly prefix: string,
+    options: RateLimiterOptions = {},
   ) {
     if (!("gcra" in redis)) redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
     if (!("gcraUnlessRevoked" in redis)) redis.defineCommand("gcraUnlessRevoked", { numberOfKeys: 2, lua: GCRA_UNLESS_REVOKED });
+    if (!("gcraGathered" in redis)) redis.defineCommand("gcraGathered", { lua: GCRA_GATHERED });
     this.redis = redis as GcraRedis;
+    this.gather = options.gather ?? false;
   }
 
   /** False while Redis is known to be away: a call would throw RedisUnavailable at once. */
@@ -78,40 +132,88 @@ export class RateLimiter {
    */
   async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision> {
     if (!this.sharedAvailable) throw new RedisUnavailable();
+    const key = `${this.prefix}:rl:${kind}:${subject}`;
+    const marker = keyHash === undefined ? undefined : revokedKeyMarker(this.prefix, keyHash);
+    const intervalMs = 1000 / rate.perSec;
+    let reply: Reply;
     try {
-      return await withDeadline(this.takeShared(kind, subject, rate, keyHash), DECISION_TIMEOUT_MS, "rate limiter");
+      // A gathered call has one deadline for all its takes.
+      reply = this.gather
+        ? await new Promise<Reply>((answer, fail) => this.enqueue({ key, marker, intervalMs, burst: rate.burst, answer, fail }))
+        : await withDeadline(this.callOne(key, marker, intervalMs, rate.burst), DECISION_TIMEOUT_MS, "rate limiter");
     } catch (error) {
       this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
       throw new RedisUnavailable({ cause: error });
     }
+    return decide(reply, rate);
   }
 
   /** Like take, but bounded by this process's own counters while Redis is away. */
   async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision & { local: boolean }> {
+    // Both takes answer an object of their own: marking it costs no copy.
+    let decision: RateDecision & { local?: boolean };
     try {
-      return { ...(await this.take(kind, subject, rate, keyHash)), local: false };
+      decision = await this.take(kind, subject, rate, keyHash);
+      decision.local = false;
     } catch (error) {
       if (!(error instanceof RedisUnavailable)) throw error;
-      return { ...this.local.take(`${kind}:${subject}`, rate), local: true };
+      decision = this.local.take(`${kind}:${subject}`, rate);
+      decision.local = true;
     }
+    return decision as RateDecision & { local: boolean };
   }
 
-  private async takeShared(kind: string, subject: string, rate: RateConfig, keyHash: string | undefined): Promise<RateDecision> {
-    const intervalMs = 1000 / rate.perSec;
-    const key = `${this.prefix}:rl:${kind}:${subject}`;
-    const [allowed, remaining, retryMs, resetMs] =
-      keyHash === undefined
-        ? await this.redis.gcra(key, intervalMs, rate.burst)
-        : await this.redis.gcraUnlessRevoked(key, revokedKeyMarker(this.prefix, keyHash), intervalMs, rate.burst);
-    if (allowed === -1) return { allowed: false, revoked: true, limit: rate.burst, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 };
-    return {
-      allowed: allowed === 1,
-      limit: rate.burst,
-      remaining,
-      resetSeconds: Math.ceil(resetMs / 1000),
-      retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
-    };
+  private callOne(key: string, marker: string | undefined, intervalMs: number, burst: number): Promise<Reply> {
+    return marker === undefined ? this.redis.gcra(key, intervalMs, burst) : this.redis.gcraUnlessRevoked(key, marker, intervalMs, burst);
   }
+
+  private enqueue(take: PendingTake): void {
+    this.pending.push(take);
+    // After the turn's I/O callbacks: every request that arrived in this turn has taken by then.
+    if (this.pending.length === 1) setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    const takes = this.pending;
+    this.pending = [];
+    void withDeadline(this.callGathered(takes), DECISION_TIMEOUT_MS, "rate limiter").then(
+      (replies) => {
+        for (let i = 0; i < takes.length; i++) takes[i]!.answer(replies[i]!);
+      },
+      (error: unknown) => {
+        for (const take of takes) take.fail(error);
+      },
+    );
+  };
+
+  private async callGathered(takes: PendingTake[]): Promise<Reply[]> {
+    if (takes.length === 1) {
+      const take = takes[0]!;
+      return [await this.callOne(take.key, take.marker, take.intervalMs, take.burst)];
+    }
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const take of takes) {
+      // A take without a marker still names a key in the slot (never read) to keep KEYS in pairs.
+      keys.push(take.key, take.marker ?? take.key);
+      args.push(take.intervalMs, take.burst, take.marker === undefined ? 0 : 1);
+    }
+    const flat = await this.redis.gcraGathered(keys.length, ...keys, ...args);
+    const replies: Reply[] = [];
+    for (let i = 0; i < takes.length; i++) replies.push([flat[4 * i]!, flat[4 * i + 1]!, flat[4 * i + 2]!, flat[4 * i + 3]!]);
+    return replies;
+  }
+}
+
+function decide([allowed, remaining, retryMs, resetMs]: Reply, rate: RateConfig): RateDecision {
+  if (allowed === -1) return { allowed: false, revoked: true, limit: rate.burst, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 };
+  return {
+    allowed: allowed === 1,
+    limit: rate.burst,
+    remaining,
+    resetSeconds: Math.ceil(resetMs / 1000),
+    retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
+  };
 }
 
 export class RedisUnavailable extends Error {

@@ -18,7 +18,7 @@ export function answerUnparseableTargets(app: Express, logger: Logger): void {
   dispatch.handle = (req, res, done) => handle(req, res, done ?? ((error?: unknown) => lastResort(req, res, error, logger)));
 }
 
-function lastResort(req: Request, res: Response, error: unknown, logger: Logger): void {
+export function lastResort(req: Request, res: Response, error: unknown, logger: Logger): void {
   if (res.headersSent) {
     res.destroy();
     return;

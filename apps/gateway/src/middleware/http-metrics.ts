@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { context } from "@gen/http";
 import { UNMATCHED_ROUTE, recordHttpRequest, type Metrics } from "@gen/metrics";
 
@@ -7,12 +7,14 @@ import { UNMATCHED_ROUTE, recordHttpRequest, type Metrics } from "@gen/metrics";
  * never by its raw path: paths hold task ids, and one series per task would swamp Prometheus.
  */
 export function httpMetrics(metrics: Metrics): RequestHandler {
-  return (req, res, next) => {
-    res.on("finish", () => {
-      // requestId (mounted first) took the start time; one clock read per request serves both.
-      const seconds = Number(process.hrtime.bigint() - context(res).startedAt) / 1e9;
-      recordHttpRequest(metrics, { method: req.method, route: routeOf(req), status: res.statusCode, seconds });
-    });
+  // One listener for every response (no closure per request): the response knows its request.
+  function recordResponse(this: Response): void {
+    // requestId (mounted first) took the start time; one clock read per request serves both.
+    const seconds = Number(process.hrtime.bigint() - context(this).startedAt) / 1e9;
+    recordHttpRequest(metrics, { method: this.req.method, route: routeOf(this.req), status: this.statusCode, seconds });
+  }
+  return (_req, res, next) => {
+    res.on("finish", recordResponse);
     next();
   };
 }

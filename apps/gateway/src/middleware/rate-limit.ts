@@ -1,6 +1,7 @@
 import type { RequestHandler } from "express";
 import type { RateConfig } from "@gen/config";
 import { ApiError, Err } from "@gen/errors";
+import type { RateDecision } from "@gen/rate-limit";
 import { confirmKey } from "../services/authenticate-key.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 import { authenticatedKey } from "./authenticate.ts";
@@ -18,12 +19,9 @@ export function rateLimit(deps: Pick<GatewayDeps, "rateLimiter" | "keyCache" | "
   const limiter = deps.rateLimiter;
   return async (_req, res, next) => {
     const key = authenticatedKey(res);
-    let decision;
+    let decision: RateDecision & { local?: boolean };
     try {
-      decision =
-        kind === "poll"
-          ? await limiter.takeOrLocal(kind, key.userId, rate, key.keyHash)
-          : { ...(await limiter.take(kind, key.userId, rate, key.keyHash)), local: false };
+      decision = kind === "poll" ? await limiter.takeOrLocal(kind, key.userId, rate, key.keyHash) : await limiter.take(kind, key.userId, rate, key.keyHash);
     } catch {
       throw new ApiError(Err.WorkflowUnavailable);
     }
@@ -31,7 +29,7 @@ export function rateLimit(deps: Pick<GatewayDeps, "rateLimiter" | "keyCache" | "
       deps.keyCache.delete(key.keyHash);
       throw new ApiError(Err.KeyRevoked);
     }
-    if (decision.local && key.fromCache) await confirmKey(deps.db, key.keyHash, deps.keyCache);
+    if (decision.local === true && key.fromCache) await confirmKey(deps.db, key.keyHash, deps.keyCache);
     res.setHeader("RateLimit-Limit", String(decision.limit));
     res.setHeader("RateLimit-Remaining", String(decision.remaining));
     res.setHeader("RateLimit-Reset", String(decision.resetSeconds));

@@ -1,8 +1,9 @@
-import { Router, type Response } from "express";
+import type { Response } from "express";
 import { ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
 import { ApiError, Err } from "@gen/errors";
 import { renderTask } from "@gen/task-render";
 import { context } from "@gen/http";
+import type { HotRoute } from "../http/hot-routes.ts";
 import { authenticate } from "../middleware/authenticate.ts";
 import { jsonBody } from "../middleware/json-body.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
@@ -12,26 +13,31 @@ import { createSubmitter } from "../services/submit-task.ts";
 const MAX_IDEMPOTENCY_KEY = 255;
 
 /** The seven POST endpoints: 202 with the task as GET would show it, and Location. */
-export function submissionRoutes(deps: GatewayDeps): Router {
-  const router = Router();
+export function submissionRoutes(deps: GatewayDeps): HotRoute[] {
   const auth = authenticate(deps);
   const limit = rateLimit(deps, "submit", deps.config.submitRate);
   // One per router: concurrent submissions share its batches (one statement, one enqueue).
   const submitTask = createSubmitter(deps);
-  for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS) as [Endpoint, string][]) {
-    router.post(path, auth, limit, jsonBody, async (req, res) => {
-      const ctx = context(res);
-      const { task } = await submitTask({
-        userId: ctx.userId!,
-        requestId: ctx.requestId,
-        endpoint,
-        body: req.body as Record<string, unknown>,
-        idempotencyKey: idempotencyKey(req.headers["idempotency-key"]),
-      });
-      sendAccepted(res, task.id, renderTask(task));
-    });
-  }
-  return router;
+  return (Object.entries(ENDPOINT_PATHS) as [Endpoint, string][]).map(([endpoint, path]) => ({
+    method: "POST",
+    path,
+    handlers: [
+      auth,
+      limit,
+      jsonBody,
+      async (req, res) => {
+        const ctx = context(res);
+        const { task } = await submitTask({
+          userId: ctx.userId!,
+          requestId: ctx.requestId,
+          endpoint,
+          body: req.body as Record<string, unknown>,
+          idempotencyKey: idempotencyKey(req.headers["idempotency-key"]),
+        });
+        sendAccepted(res, task.id, renderTask(task));
+      },
+    ],
+  }));
 }
 
 /**

@@ -1,29 +1,51 @@
-import { Router, type Request } from "express";
+import { Router, type Request, type Response } from "express";
 import { ApiError, Err } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
 import { createTaskReader, readTaskAnswer } from "../services/read-task.ts";
 import { context } from "@gen/http";
+import type { HotRoute } from "../http/hot-routes.ts";
 import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
 import { cancelTask } from "../services/cancel-task.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 
 const INCLUDES = new Set(["webhook", "billing"]);
+// One object per combination, shared by every poll.
+const INCLUDE = {
+  none: { webhook: false, billing: false },
+  webhook: { webhook: true, billing: false },
+  billing: { webhook: false, billing: true },
+  both: { webhook: true, billing: true },
+};
 
 /** GET /api/v1/tasks/{id}: 200 whenever the caller owns the task, whatever its state. */
-export function taskRoutes(deps: GatewayDeps): Router {
-  const router = Router();
+export function pollRoute(deps: GatewayDeps): HotRoute {
   const polls = { db: deps.db, finishedTasks: deps.finishedTasks, readTask: createTaskReader(deps.db) };
-  router.get("/api/v1/tasks/:id", authenticate(deps), rateLimit(deps, "poll", deps.config.pollRate), async (req, res) => {
-    const include = parseInclude(req);
-    const id = req.params.id as string;
-    // Malformed ids and other users' tasks look exactly like unknown ones.
-    if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
-    const body = await readTaskAnswer(polls, id, context(res).userId!, { webhook: include.has("webhook"), billing: include.has("billing") });
-    if (body === null) throw new ApiError(Err.TaskNotFound);
-    res.type("application/json").send(body);
-  });
+  return {
+    method: "GET",
+    path: "/api/v1/tasks/:id",
+    handlers: [
+      authenticate(deps),
+      rateLimit(deps, "poll", deps.config.pollRate),
+      async (req, res) => {
+        // Most polls carry no query string: no parsing for them.
+        const include = req.url.includes("?") ? parseInclude(req) : INCLUDE.none;
+        const id = req.params.id as string;
+        // Malformed ids and other users' tasks look exactly like unknown ones.
+        if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
+        const body = await readTaskAnswer(polls, id, context(res).userId!, include);
+        if (body === null) throw new ApiError(Err.TaskNotFound);
+        sendJson(req, res, body);
+      },
+    ],
+  };
+}
+
+/** POST /api/v1/tasks/{id}/cancel, and the poll route for targets the fast path leaves to Express. */
+export function taskRoutes(deps: GatewayDeps, poll: HotRoute): Router {
+  const router = Router();
+  router.get(poll.path, ...poll.handlers);
   router.post("/api/v1/tasks/:id/cancel", authenticate(deps), rateLimit(deps, "submit", deps.config.submitRate), async (req, res) => {
     const id = req.params.id as string;
     if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
@@ -33,8 +55,23 @@ export function taskRoutes(deps: GatewayDeps): Router {
   return router;
 }
 
+/**
+ * The 200 as `res.type("application/json").send(body)` writes it (same headers, same order)
+ * without its per-call parsing. A conditional GET (`If-None-Match: *` is "fresh" to Express, a
+ * 304) and HEAD keep Express's own send.
+ */
+function sendJson(req: Request, res: Response, body: string): void {
+  if (req.method !== "GET" || req.headers["if-none-match"] !== undefined || req.headers["if-modified-since"] !== undefined) {
+    res.type("application/json").send(body);
+    return;
+  }
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
+}
+
 /** `include=webhook,billing` and repeated `include=` both work; unknown values are 20003. */
-function parseInclude(req: Request): Set<string> {
+function parseInclude(req: Request): { webhook: boolean; billing: boolean } {
   const raw = req.query.include;
   const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
   const include = new Set<string>();
@@ -48,5 +85,7 @@ function parseInclude(req: Request): Set<string> {
       include.add(name);
     }
   }
-  return include;
+  const webhook = include.has("webhook");
+  const billing = include.has("billing");
+  return webhook ? (billing ? INCLUDE.both : INCLUDE.webhook) : billing ? INCLUDE.billing : INCLUDE.none;
 }

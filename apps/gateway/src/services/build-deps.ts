@@ -21,7 +21,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   // The limiter's calls (one per request) on a connection of their own that pipelines them
   // (create-redis.ts `limiter`); BullMQ's commands stay on `redis`.
   const limiterRedis = createRedis(config.redis, "limiter");
-  const rateLimiter = new RateLimiter(limiterRedis, config.queuePrefix);
+  const rateLimiter = new RateLimiter(limiterRedis, config.queuePrefix, { gather: true });
   const keyCache = new KeyCache();
   // Revocation markers may not have survived whatever took a connection away (a restart without
   // persistence, a failover to a replica that lagged): keys are read from PostgreSQL again.
