@@ -35,14 +35,25 @@ export function preparingPool(pool: pg.Pool, prepared: boolean): PostgresPool {
   if (!prepared) return pool as unknown as PostgresPool;
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   // Kysely only ever passes (text, values) here: it streams no cursors.
-  const wrap = (client: pg.PoolClient) =>
-    ({
-      query: (text: string, values: unknown[]) => {
+  const wrap = (client: pg.PoolClient) => {
+    let stale = false;
+    return {
+      query: async (text: string, values: unknown[]) => {
         const name = names.get(text);
-        return name === undefined ? client.query(text, values) : client.query({ name, text, values });
+        if (name === undefined) return client.query(text, values);
+        try {
+          return await client.query({ name, text, values });
+        } catch (error) {
+          // A migration changed the type of a column the statement returns: PostgreSQL refuses
+          // the prepared statement from now on (0A000, "cached plan must not change result type"),
+          // so this connection is closed at its release and the next one parses the new form.
+          if ((error as { code?: string }).code === "0A000") stale = true;
+          throw error;
+        }
       },
-      release: (destroy?: boolean) => client.release(destroy),
-    }) as unknown as PostgresPoolClient;
+      release: (destroy?: boolean) => client.release(destroy || stale),
+    } as unknown as PostgresPoolClient;
+  };
   return {
     connect: async () => {
       const client = await pool.connect();

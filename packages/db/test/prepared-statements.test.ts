@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { createDatabase, findKeyByHash, findTask, inTransaction, type Queryable } from "@gen/db";
 import { newTaskId } from "@gen/ids";
+import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
 
 // The hot statements go out as named prepared statements, parsed once per connection. One
 // connection per pool here, so every statement of a test meets what the ones before left on it.
@@ -60,4 +61,18 @@ test("pgbouncer=true in the URL (a transaction-mode pooler) sends every statemen
   const db = open(target.toString());
   await findTask(db, newTaskId());
   expect(await prepared(db)).toEqual([]);
+});
+
+test("a migration changing a returned column's type costs one failed statement per connection, not the connection's life", async () => {
+  const scratch = await createScratchDatabase();
+  try {
+    const db = createDatabase(scratch.url, { max: 1 });
+    await findKeyByHash(db, "no such hash");
+    await sql`ALTER TABLE api_keys ALTER COLUMN revoked_at TYPE timestamp(3)`.execute(db.$kysely);
+    await expect(findKeyByHash(db, "no such hash")).rejects.toMatchObject({ code: "0A000" });
+    expect(await findKeyByHash(db, "no such hash")).toBeUndefined();
+    await db.$disconnect();
+  } finally {
+    await scratch.drop();
+  }
 });
