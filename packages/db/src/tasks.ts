@@ -206,8 +206,12 @@ const startStatement = compiledOnce((k, _shape, id: string, now: Date) =>
 
 /** The provider's job id, recorded at once: a worker taking over after a crash polls this job, never a new one. */
 export async function recordUpstreamId(db: Queryable, id: string, upstreamId: string): Promise<void> {
-  await db.$kysely.updateTable("tasks").set({ upstream_id: upstreamId, updated_at: new Date() }).where("id", "=", id).execute();
+  await upstreamStatement(db, "upstream", id, upstreamId, new Date());
 }
+
+const upstreamStatement = compiledOnce((k, _shape, id: string, upstreamId: string, now: Date) =>
+  k.updateTable("tasks").set({ upstream_id: upstreamId, updated_at: now }).where("id", "=", id),
+);
 
 /**
  * Ids of open, visible tasks not touched since `before`, in id order after `after` (keyset pages of
