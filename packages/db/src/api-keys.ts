@@ -1,3 +1,4 @@
+import { compiledOnce } from "./compiled-once.ts";
 import type { Queryable } from "./queryable.ts";
 
 // Every statement on `api_keys`. The lookup runs on every API request: one indexed read on the pg
@@ -14,12 +15,14 @@ export interface KeyOwner {
  * cache, whose entries the rate limiter's revocation marker keeps honest (apps/gateway key-cache.ts).
  */
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<KeyOwner | undefined> {
-  return db.$kysely
-    .selectFrom("api_keys")
-    .select(["key_hash as keyHash", "user_id as userId", "revoked_at as revokedAt"])
-    .where("key_hash", "=", keyHash)
-    .executeTakeFirst();
+  const [key] = await keyStatement(db, "key", keyHash);
+  return key;
 }
+
+// Compiled once and prepared (compiled-once.ts): a cache miss is a request's first statement.
+const keyStatement = compiledOnce((k, _shape, keyHash: string) =>
+  k.selectFrom("api_keys").select(["key_hash as keyHash", "user_id as userId", "revoked_at as revokedAt"]).where("key_hash", "=", keyHash),
+);
 
 export async function insertApiKey(db: Queryable, key: { id: string; userId: string; keyHash: string }): Promise<void> {
   await db.$kysely.insertInto("api_keys").values({ id: key.id, user_id: key.userId, key_hash: key.keyHash }).execute();

@@ -2,6 +2,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { PrismaClient } from "./generated/client.ts";
+import { preparingPool } from "./prepared-statements.ts";
 import type { Tables } from "./tables.ts";
 
 /**
@@ -43,6 +44,12 @@ export interface DatabaseOptions {
    * bench/data-scale.ts replays the exact statements under EXPLAIN).
    */
   onQuery?: (sql: string, values: unknown[]) => void;
+  /**
+   * Send the hot fixed-shape statements as named prepared statements (prepared-statements.ts).
+   * Default: on, unless the URL carries `pgbouncer=true` (a transaction-mode pooler, where a
+   * connection's prepared statements are not the session's; docs/configuration.md).
+   */
+  preparedStatements?: boolean;
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -87,7 +94,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       ).rows,
   };
   const $kysely = new Kysely<Tables>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: preparingPool(pool, options.preparedStatements ?? !behindPgbouncer(url)) }),
     ...(onQuery ? { log: (event) => onQuery(event.query.sql, [...event.query.parameters]) } : {}),
   });
   const disconnect = client.$disconnect.bind(client);
@@ -100,6 +107,15 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       await pool.end().catch(() => undefined);
     },
   });
+}
+
+/** Prisma's own URL parameter for a transaction-mode pooler, which also switches its prepared statements off. */
+function behindPgbouncer(url: string): boolean {
+  try {
+    return new URL(url).searchParams.get("pgbouncer") === "true";
+  } catch {
+    return false;
+  }
 }
 
 /** Prisma's query event carries the bound values as a JSON array in a string. */

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind } from "@gen/domain";
 import type { Row } from "./camel-row.ts";
 import { compiledOnce } from "./compiled-once.ts";
+import { executePrepared } from "./prepared-statements.ts";
 import type { Queryable } from "./queryable.ts";
 
 // Every statement on `tasks`, including the one that creates a task with its reservation and
@@ -40,8 +41,12 @@ const TASK_SELECTION = [
 
 /** A task by id, discarded or not (the worker reloads it at every step). */
 export async function findTask(db: Queryable, id: string): Promise<Task | undefined> {
-  return db.$kysely.selectFrom("tasks").select(TASK_SELECTION).where("id", "=", id).executeTakeFirst();
+  const [task] = await taskStatement(db, "task", id);
+  return task;
 }
+
+// Compiled once and prepared (compiled-once.ts): the worker reads its task at every step.
+const taskStatement = compiledOnce((k, _shape, id: string) => k.selectFrom("tasks").select(TASK_SELECTION).where("id", "=", id));
 
 /** The user's own task unless it was discarded (60002): another user's task looks exactly like a missing one. */
 export async function findVisibleTask(db: Queryable, id: string, userId: string): Promise<Task | undefined> {
@@ -127,7 +132,11 @@ export const TASK_RETURNING = sql.raw(
 export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Task | undefined)[]> {
   if (tasks.length === 0) return [];
   const column = <T>(pick: (task: NewTask) => T): T[] => tasks.map(pick);
-  const { rows } = await sql<Task>`
+  // A prepared statement (prepared-statements.ts): one text for any number of tasks, as arrays.
+  // The CTEs nobody reads have no RETURNING: PostgreSQL runs them all the same.
+  const rows = await executePrepared(
+    db,
+    sql<Task>`
     WITH input AS (
       SELECT * FROM unnest(
         ${column((t) => t.id)}::text[], ${column((t) => t.userId)}::text[], ${column((t) => t.endpoint)}::text[],
@@ -150,7 +159,6 @@ export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Tas
       UPDATE users u SET credits = u.credits + d.total
       FROM (SELECT user_id, sum(delta) AS total FROM accepted GROUP BY user_id) d
       WHERE u.id = d.user_id
-      RETURNING u.id
     ),
     task AS (
       INSERT INTO tasks (id, user_id, endpoint, model, status, input, webhook_url, request_id, billing_method, reserved_credits)
@@ -160,19 +168,17 @@ export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Tas
     reserve AS (
       INSERT INTO ledger_entries (user_id, task_id, kind, amount, delta)
       SELECT user_id, id, kind, amount, delta FROM accepted ORDER BY ord
-      RETURNING id
     ),
     webhook AS (
       INSERT INTO webhook_deliveries (task_id, url, status)
       SELECT id, webhook_url, ${DeliveryStatus.Pending} FROM accepted WHERE webhook_url IS NOT NULL
-      RETURNING task_id
     ),
     idempotency AS (
       INSERT INTO idempotency_keys (user_id, key, request_hash, task_id)
       SELECT user_id, idempotency_key, request_hash, id FROM accepted WHERE idempotency_key IS NOT NULL
-      RETURNING task_id
     )
-    SELECT * FROM task`.execute(db.$kysely);
+    SELECT * FROM task`,
+  );
   const created = new Map(rows.map((row) => [row.id, row]));
   return tasks.map((task) => created.get(task.id));
 }
@@ -184,21 +190,28 @@ export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Tas
  * was loaded, is read again).
  */
 export async function markTaskStarted(db: Queryable, id: string): Promise<Task | undefined> {
-  const started = await db.$kysely
-    .updateTable("tasks")
-    .set({ status: TaskStatus.InProgress, started_at: new Date(), updated_at: new Date() })
-    .where("id", "=", id)
-    .where("status", "=", TaskStatus.Queued)
-    .where("discarded_at", "is", null)
-    .returning(TASK_SELECTION)
-    .executeTakeFirst();
+  const [started] = await startStatement(db, "start", id, new Date());
   return started ?? findTask(db, id);
 }
 
+const startStatement = compiledOnce((k, _shape, id: string, now: Date) =>
+  k
+    .updateTable("tasks")
+    .set({ status: TaskStatus.InProgress, started_at: now, updated_at: now })
+    .where("id", "=", id)
+    .where("status", "=", TaskStatus.Queued)
+    .where("discarded_at", "is", null)
+    .returning(TASK_SELECTION),
+);
+
 /** The provider's job id, recorded at once: a worker taking over after a crash polls this job, never a new one. */
 export async function recordUpstreamId(db: Queryable, id: string, upstreamId: string): Promise<void> {
-  await db.$kysely.updateTable("tasks").set({ upstream_id: upstreamId, updated_at: new Date() }).where("id", "=", id).execute();
+  await upstreamStatement(db, "upstream", id, upstreamId, new Date());
 }
+
+const upstreamStatement = compiledOnce((k, _shape, id: string, upstreamId: string, now: Date) =>
+  k.updateTable("tasks").set({ upstream_id: upstreamId, updated_at: now }).where("id", "=", id),
+);
 
 /**
  * Ids of open, visible tasks not touched since `before`, in id order after `after` (keyset pages of

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { LedgerKind, type TaskStatus } from "@gen/domain";
+import { executePrepared } from "./prepared-statements.ts";
 import type { Queryable } from "./queryable.ts";
 import { TASK_RETURNING, type Task } from "./tasks.ts";
 
@@ -91,8 +92,10 @@ export interface ReservationClose {
  * the closed task, or undefined when the guard did not match and nothing was written.
  *
  * Plain SQL with only the parts this close needs (no balance update when nothing is refunded, no
- * idempotency key outside a discard): PostgreSQL plans the statement at every call, and planning
- * the full form took longer than running it (bench/README.md "Dispatch, round 2").
+ * idempotency key outside a discard): planning the full form took longer than running it
+ * (bench/README.md "Dispatch, round 2"). Its four forms are prepared statements
+ * (prepared-statements.ts), parsed once per connection; the entries are arrays, so their number
+ * does not change the text.
  */
 export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<Task | undefined> {
   const now = new Date();
@@ -106,7 +109,9 @@ export async function closeReservation(db: Queryable, taskId: string, close: Res
             error_message = ${end.errorMessage}, tokens_input = ${end.tokens?.input ?? null}::int, tokens_output = ${end.tokens?.output ?? null}::int,
             finished_at = ${now}`;
   const column = <T>(pick: (entry: LedgerEntryValues) => T): T[] => close.entries.map(pick);
-  const { rows } = await sql<Task>`
+  const rows = await executePrepared(
+    db,
+    sql<Task>`
     WITH closed AS (
       UPDATE tasks SET ${set}, charged_credits = ${close.charged}::int, refunded_credits = ${close.refunded}::int, updated_at = ${now}
       WHERE id = ${taskId} AND status = ANY(${[...close.from]}::text[]) AND discarded_at IS NULL AND reserved_credits = ${close.reserved}::int
@@ -117,12 +122,12 @@ export async function closeReservation(db: Queryable, taskId: string, close: Res
       SELECT c."userId", c.id, e.kind, e.amount, e.delta
       FROM closed c, unnest(${column((e) => e.kind)}::text[], ${column((e) => e.amount)}::int[], ${column((e) => e.delta)}::int[]) WITH ORDINALITY AS e(kind, amount, delta, ord)
       ORDER BY e.ord
-      RETURNING id
     )${
       // A close that refunds nothing leaves the user's row (and its lock) alone.
-      credit === 0 ? sql`` : sql`, credit AS (UPDATE users SET credits = credits + ${credit}::int WHERE id = (SELECT "userId" FROM closed) RETURNING id)`
-    }${end.kind === "discarded" ? sql`, freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed) RETURNING task_id)` : sql``}
-    SELECT * FROM closed`.execute(db.$kysely);
+      credit === 0 ? sql`` : sql`, credit AS (UPDATE users SET credits = credits + ${credit}::int WHERE id = (SELECT "userId" FROM closed))`
+    }${end.kind === "discarded" ? sql`, freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed))` : sql``}
+    SELECT * FROM closed`,
+  );
   return rows[0];
 }
 
