@@ -1,6 +1,6 @@
 import { DelayedError, Job } from "bullmq";
 import { WireError } from "@gen/domain";
-import { webhookJobId, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
+import { webhookJobId, type HostSlots, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
 import { enqueueWebhookAttempt, ensureAttemptJob, type AttemptResult } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 
@@ -35,9 +35,10 @@ function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): nu
 
 /**
  * Asks for a ticket of the attempt's receiver host (one Redis round trip). Granted: the attempt
- * goes on. At the host's cap: the job is parked, i.e. delayed until the end of its window and put
- * on the host's waiting list, and a freed ticket promotes it; its worker slot is free meanwhile
- * (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane: the
+ * goes on. At the host's cap: the attempt joins the host's waiting list and first waits in its
+ * worker for a ticket this process frees (LOCAL_WAIT_MS); none by then: the job is parked, i.e.
+ * delayed until the end of its window, keeping its place in the list, and a freed ticket promotes
+ * it; its worker slot is free meanwhile (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane: the
  * attempt moves to the slow lane and this job ends. Redis trouble here does not stop delivery: the
  * attempt runs without a ticket (logged).
  */
@@ -53,14 +54,16 @@ export async function enterHostGate(
   const host = receiverHost(url);
   if (!slots || host === null || token === undefined || job.id === undefined) return NO_SLOT;
   const ticket = job.id;
+  const waitMs = localWaitMs(deps, slots, host, windowEndsAt);
   try {
-    const first = await slots.acquire(host, ticket, lane);
+    const first = await slots.acquire(host, ticket, lane, waitMs > 0 ? "wait" : false);
     void promoteWaiters(deps, host, first.promoted);
     if (first.slot === "granted") return heldTicket(deps, host, ticket);
     if (first.slot === "slow") {
       await routeToLane(deps, "slow", job.data.taskId, job.data.attempt, url, windowEndsAt);
       return "moved";
     }
+    if (first.slot === "parked" && (await waitHere(slots, host, ticket, waitMs))) return heldTicket(deps, host, ticket);
   } catch (error) {
     deps.logger.warn("host ticket check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
     return NO_SLOT;
@@ -68,6 +71,47 @@ export async function enterHostGate(
   await job.moveToDelayed(parkedUntil(windowEndsAt, deps), token);
   await joinWaitingList(deps, host, ticket, lane, () => job.promote());
   throw new DelayedError();
+}
+
+// How long an attempt at its host's cap waits in its worker (job active, in the host's waiting list)
+// for a ticket before it parks. A ticket freed in this process is handed over without a Redis call
+// (promoteWaiters), so a worker running most of one host's attempts parks none; one freed by another
+// worker moves the waiter's job, which fails while it is active, so such a waiter learns of its ticket
+// when it parks (its place kept; the park finds the ticket held and runs the job again at once).
+const LOCAL_WAIT_MS = 1_000;
+// At most this share of the worker's slots waits for one host, so a host answering slowly leaves the
+// rest to other receivers (the attempts beyond it park at once, as before).
+const LOCAL_WAITERS_SHARE = 3 / 4;
+
+/** Attempts of this process waiting in their worker for a ticket, per HostSlots (one per worker process), per host. */
+const localWaiters = new WeakMap<HostSlots, Map<string, Map<string, () => void>>>();
+
+function waitersOf(slots: HostSlots, host: string): Map<string, () => void> {
+  let hosts = localWaiters.get(slots);
+  if (!hosts) localWaiters.set(slots, (hosts = new Map()));
+  let waiters = hosts.get(host);
+  if (!waiters) hosts.set(host, (waiters = new Map()));
+  return waiters;
+}
+
+/** 0: park now (too many waiters of the host here, or too close to the window's end to wait first). */
+function localWaitMs(deps: GateDeps, slots: HostSlots, host: string, windowEndsAt: Date): number {
+  if (waitersOf(slots, host).size >= Math.floor(deps.config.deliveryConcurrency * LOCAL_WAITERS_SHARE)) return 0;
+  return parkedUntil(windowEndsAt, deps) - deps.now().getTime() > 2 * LOCAL_WAIT_MS ? LOCAL_WAIT_MS : 0;
+}
+
+/** Resolves true when this process hands the attempt its ticket within `ms`, false otherwise. */
+function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): Promise<boolean> {
+  const waiters = waitersOf(slots, host);
+  return new Promise((resolve) => {
+    const done = (granted: boolean) => {
+      clearTimeout(timer);
+      waiters.delete(ticket);
+      resolve(granted);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    waiters.set(ticket, () => done(true));
+  });
 }
 
 /**
@@ -125,6 +169,11 @@ async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]
   try {
     for (let done = 0; pending.length > 0 && done < MAX_PROMOTIONS; done++) {
       const { lane, ticket } = pending.shift()!;
+      const waiter = localWaiters.get(slots)?.get(host)?.get(ticket);
+      if (waiter) {
+        waiter();
+        continue;
+      }
       const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
       const job = await Job.fromId<WebhookJobData>(queue, ticket);
       if (
