@@ -79,30 +79,47 @@ export async function enterHostGate(
 // worker moves the waiter's job, which fails while it is active, so such a waiter learns of its ticket
 // when it parks (its place kept; the park finds the ticket held and runs the job again at once).
 const LOCAL_WAIT_MS = 1_000;
-// At most this share of the worker's slots waits for one host, so a host answering slowly leaves the
-// rest to other receivers (the attempts beyond it park at once, as before).
-const LOCAL_WAITERS_SHARE = 3 / 4;
+// A host's tickets are held this long (from grant to release) until its first releases here tell.
+const FIRST_HOLD_MS = 100;
+const REMEMBERED_HOSTS = 1_000;
 
-/** Attempts of this process waiting in their worker for a ticket, per HostSlots (one per worker process), per host. */
-const localWaiters = new WeakMap<HostSlots, Map<string, Map<string, () => void>>>();
-
-function waitersOf(slots: HostSlots, host: string): Map<string, () => void> {
-  let hosts = localWaiters.get(slots);
-  if (!hosts) localWaiters.set(slots, (hosts = new Map()));
-  let waiters = hosts.get(host);
-  if (!waiters) hosts.set(host, (waiters = new Map()));
-  return waiters;
+/** This process's view of a host: its attempts waiting here, and how long its tickets are held (moving average). */
+interface LocalHost {
+  waiters: Map<string, () => void>;
+  holdMs: number;
 }
 
-/** 0: park now (too many waiters of the host here, or too close to the window's end to wait first). */
+/** Per HostSlots (one per worker process), per host. */
+const localHosts = new WeakMap<HostSlots, Map<string, LocalHost>>();
+
+function localHost(slots: HostSlots, host: string): LocalHost {
+  let hosts = localHosts.get(slots);
+  if (!hosts) localHosts.set(slots, (hosts = new Map()));
+  let local = hosts.get(host);
+  if (!local) {
+    // Hosts come and go: past this many, the ones nobody waits for here are forgotten.
+    if (hosts.size >= REMEMBERED_HOSTS) for (const [name, other] of hosts) if (other.waiters.size === 0) hosts.delete(name);
+    hosts.set(host, (local = { waiters: new Map(), holdMs: FIRST_HOLD_MS }));
+  }
+  return local;
+}
+
+/**
+ * How long to wait here; 0: park now. A waiter waits only if a ticket should reach it within
+ * LOCAL_WAIT_MS, judged from the waiters ahead of it here, the cap and how long the host's tickets
+ * are held: a fast host's attempts all wait (none parks), a slow one's park at once but for a few,
+ * so it cannot fill the worker's slots with waiters. Not close to the window's end either.
+ */
 function localWaitMs(deps: GateDeps, slots: HostSlots, host: string, windowEndsAt: Date): number {
-  if (waitersOf(slots, host).size >= Math.floor(deps.config.deliveryConcurrency * LOCAL_WAITERS_SHARE)) return 0;
+  const local = localHost(slots, host);
+  const expectedMs = ((local.waiters.size + 1) / deps.config.webhookHostConcurrency) * local.holdMs;
+  if (expectedMs > LOCAL_WAIT_MS) return 0;
   return parkedUntil(windowEndsAt, deps) - deps.now().getTime() > 2 * LOCAL_WAIT_MS ? LOCAL_WAIT_MS : 0;
 }
 
 /** Resolves true when this process hands the attempt its ticket within `ms`, false otherwise. */
 function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): Promise<boolean> {
-  const waiters = waitersOf(slots, host);
+  const { waiters } = localHost(slots, host);
   return new Promise((resolve) => {
     const done = (granted: boolean) => {
       clearTimeout(timer);
@@ -169,7 +186,7 @@ async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]
   try {
     for (let done = 0; pending.length > 0 && done < MAX_PROMOTIONS; done++) {
       const { lane, ticket } = pending.shift()!;
-      const waiter = localWaiters.get(slots)?.get(host)?.get(ticket);
+      const waiter = localHosts.get(slots)?.get(host)?.waiters.get(ticket);
       if (waiter) {
         waiter();
         continue;
@@ -211,8 +228,11 @@ export async function forgetTicket(deps: GateDeps, url: string, ticket: string):
 
 function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
   const slots = deps.hostSlots!;
+  const grantedAt = performance.now();
   return {
     release(result) {
+      const local = localHost(slots, host);
+      local.holdMs = 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt);
       const outcome = !result.ok && result.lastError === WireError.Timeout ? "timeout" : result.status !== null ? "answered" : "other";
       slots
         .release(host, ticket, outcome)
