@@ -38,6 +38,10 @@ export {
   loadDeliveryState,
   claimAttemptRow,
   finishAttemptRow,
+  loadDeliveryStates,
+  claimAttemptRows,
+  finishAttemptRows,
+  type ClaimRequest,
   reopenForRedelivery,
   readRedeliveryTarget,
   listOpenAttempts,
@@ -54,3 +58,4 @@ export {
   type AttemptLogRow,
   type TaskForBody,
 } from "./webhook-deliveries/index.ts";
+export { gatherBatches } from "./gather-batches.ts";

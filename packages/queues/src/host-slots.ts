@@ -55,8 +55,10 @@ local function promote(out, now, lease, cap)
 end
 `;
 
-// KEYS: tickets, timeouts, waiting. ARGV: now, lease ms, cap, ticket, lane, slow threshold, park
-// ("1"/"0"), waiting-list memory ms. Returns {status, promoted...}: 1 granted, 2 slow, 0 full, 3 parked.
+// KEYS: tickets, timeouts, waiting. ARGV: now, lease ms, cap, ticket, lane, slow threshold, mode
+// ("0" ask, "1" park: the job is delayed, "2" wait: the job stays active in its worker), waiting-list
+// memory ms. Returns {status, promoted...}: 1 granted, 2 slow, 0 full, 3 parked (in the waiting list).
+// A waiter that parks after waiting keeps its place (its score) in the list.
 // From the main lane a host is slow after that many timeouts in a row, or when it is at its cap with a
 // timeout behind it. (Not "an attempt running for a while": under CPU load a healthy host's POST can
 // take a second, and it must not be sent to the slow lane for that.) Waiters are older than the
@@ -69,6 +71,7 @@ local ticket = ARGV[4]
 local member = ARGV[5] .. '|' .. ticket
 local main = ARGV[5] == 'main'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local waited = redis.call('ZSCORE', KEYS[3], member)
 redis.call('ZREM', KEYS[3], member)
 local timeouts = tonumber(redis.call('GET', KEYS[2]) or '0')
 if main and timeouts >= tonumber(ARGV[6]) then
@@ -90,11 +93,12 @@ if main and timeouts > 0 and ARGV[7] ~= '1' then
   out[1] = 2
   return out
 end
-if ARGV[7] == '1' then
+if ARGV[7] ~= '0' then
   -- First come, first served, also within one millisecond (equal scores would sort by name).
   local score = now
   local tail = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-  if tail[2] and tonumber(tail[2]) >= now then score = tonumber(tail[2]) + 0.001 end
+  if waited then score = tonumber(waited)
+  elseif tail[2] and tonumber(tail[2]) >= now then score = tonumber(tail[2]) + 0.001 end
   redis.call('ZADD', KEYS[3], 'NX', score, member)
   redis.call('PEXPIRE', KEYS[3], ARGV[8])
   out[1] = 3
@@ -149,9 +153,12 @@ interface HostSlotCommands {
 export interface HostSlots {
   /**
    * One round trip: a ticket for `ticket` (an attempt's job id), or why not. With `park`, an
-   * attempt that gets none joins the host's waiting list (its job must already be delayed).
+   * attempt that gets none joins the host's waiting list (its job must already be delayed); with
+   * "wait" it joins it while its job stays active in the worker, which waits for the ticket to be
+   * handed to it (the slow-host rule applies as without `park`). A waiter keeps its place when it
+   * parks later.
    */
-  acquire(host: string, ticket: string, lane: Lane, park?: boolean): Promise<HostSlotAnswer>;
+  acquire(host: string, ticket: string, lane: Lane, park?: boolean | "wait"): Promise<HostSlotAnswer>;
   /**
    * Frees the ticket; `timeout` counts towards the slow lane, an answer (any status) clears the
    * count, `forget` also takes the attempt off the waiting list (it will not run in its window).
@@ -208,7 +215,7 @@ export function createHostSlots(redis: RedisClient, options: HostSlotOptions): H
         ticket,
         lane,
         SLOW_HOST_TIMEOUTS,
-        park ? "1" : "0",
+        park === "wait" ? "2" : park ? "1" : "0",
         options.waitMemoryMs,
       );
       return { slot: STATUS[Number(status)] ?? "full", promoted: promoted.map((member) => parseMember(String(member))) };

@@ -85,3 +85,18 @@ test("at its cap with a timeout behind it, a host is slow from the main lane unl
   expect((await slots.acquire(h, "c", "main")).slot).toBe("slow");
   expect((await slots.acquire(h, "c", "main", true)).slot).toBe("parked");
 });
+
+test("a waiter in its worker joins the list in turn, keeps its place when it parks later, and meets the slow rule", async () => {
+  const slots = slotsWith(1);
+  const h = host();
+  await slots.acquire(h, "a", "main");
+  expect((await slots.acquire(h, "b", "main", "wait")).slot).toBe("parked");
+  expect((await slots.acquire(h, "c", "main", true)).slot).toBe("parked");
+  // b gave up waiting in its worker and parked: still ahead of c.
+  expect((await slots.acquire(h, "b", "main", true)).slot).toBe("parked");
+  expect(await slots.release(h, "a", "answered")).toEqual([{ lane: "main", ticket: "b" }]);
+  expect((await slots.acquire(h, "b", "main", "wait")).slot).toBe("granted");
+  await slots.release(h, "b", "timeout");
+  await slots.acquire(h, "c", "main");
+  expect((await slots.acquire(h, "d", "main", "wait")).slot).toBe("slow");
+});

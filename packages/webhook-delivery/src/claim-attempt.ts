@@ -1,5 +1,8 @@
-import { claimAttemptRow, type Database, type TaskForBody } from "@gen/db";
+import { claimAttemptRow, claimAttemptRows, type ClaimRequest, type Database, type TaskForBody } from "@gen/db";
 import { newDeliveryId } from "@gen/ids";
+import { gatheredStatement } from "./gathered-statement.ts";
+
+const claimRow = gatheredStatement((db, { taskId, attempt, id, now }: ClaimRequest) => claimAttemptRow(db, taskId, attempt, id, now), claimAttemptRows);
 
 export interface ClaimedAttempt {
   id: string;
@@ -14,9 +17,10 @@ export interface ClaimedAttempt {
  * The claim: the delivery moves to `in_progress` on attempt `attempt` and the attempt log gets its
  * row under a new whd_ id, in one conditional statement that also reads the task the body is
  * rendered from, so of two workers holding the same job only one gets the claim (null for the other).
+ * Claims of concurrent attempts share one statement (gathered-statement.ts), each row conditional.
  */
 export async function claimAttempt(db: Database, taskId: string, attempt: number, now: Date): Promise<ClaimedAttempt | null> {
   const id = newDeliveryId();
-  const claimed = await claimAttemptRow(db, taskId, attempt, id, now);
+  const claimed = await claimRow(db, { taskId, attempt, id, now });
   return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy, task: claimed.task } : null;
 }

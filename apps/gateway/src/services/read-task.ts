@@ -1,8 +1,7 @@
-import { findVisibleTasks, readDelivery, type Database, type Queryable, type Task } from "@gen/db";
+import { findVisibleTasks, gatherBatches, readDelivery, type Database, type Queryable, type Task } from "@gen/db";
 import { isTerminalTask } from "@gen/domain";
 import { renderTask } from "@gen/task-render";
 import type { FinishedTaskCache } from "./finished-task-cache.ts";
-import { gatherBatches } from "./gather-batches.ts";
 
 /** The caller's own, visible task, or null: another user's task looks exactly like a missing one. */
 export type TaskReader = (id: string, userId: string) => Promise<Task | null>;
@@ -13,7 +12,7 @@ export async function readTask(db: Queryable, id: string, userId: string): Promi
   return ownedBy(task, userId);
 }
 
-// Reads gathered like submissions (gather-batches.ts): at most 64 polls per statement, a batch
+// Reads gathered like submissions (@gen/db's gatherBatches): at most 64 polls per statement, a batch
 // waits for one of two in flight for 1 ms at most. A statement of 64 ids costs PostgreSQL about
 // what one of a single id does (bench/README.md "Poll path, round 2").
 const READ_LIMITS = { maxSize: 64, maxInFlight: 2, maxWaitMs: 1 };

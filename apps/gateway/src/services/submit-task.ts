@@ -1,12 +1,20 @@
 import { createHash } from "node:crypto";
 import type { Endpoint } from "@gen/catalog";
-import { IDEMPOTENCY_WINDOW_MS, deleteIdempotencyKey, findIdempotencyKey, findVisibleTask, isDatabaseUnavailable, type Database, type Task } from "@gen/db";
+import {
+  IDEMPOTENCY_WINDOW_MS,
+  deleteIdempotencyKey,
+  findIdempotencyKey,
+  findVisibleTask,
+  gatherBatches,
+  isDatabaseUnavailable,
+  type Database,
+  type Task,
+} from "@gen/db";
 import { ApiError, Err } from "@gen/errors";
 import { newTaskId } from "@gen/ids";
 import { enqueueGenerationJobs, withDeadline } from "@gen/queues";
 import { compensateSubmission, reserveTask, reserveTasks, type TaskToReserve } from "@gen/ledger";
 import type { GatewayDeps } from "./gateway-deps.ts";
-import { gatherBatches } from "./gather-batches.ts";
 import { validateSubmission } from "./validate-submission.ts";
 
 export interface SubmitInput {
@@ -49,7 +57,7 @@ interface Pending {
 /**
  * The submit service. Each request is validated and priced, and an Idempotency-Key already
  * answered is replayed, on its own; then the requests that reach this point together (the same
- * event-loop turn, or while earlier batches are being written: gather-batches.ts) are written
+ * event-loop turn, or while earlier batches are being written: @gen/db's gatherBatches) are written
  * together: ONE statement (@gen/ledger reserveTasks) reserves credits and inserts
  * every task, its ledger row, its webhook state and its idempotency key, then ONE Redis call
  * enqueues their jobs (job id = task id). Each request still gets the answer it would get alone:

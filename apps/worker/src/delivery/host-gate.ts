@@ -1,6 +1,6 @@
 import { DelayedError, Job } from "bullmq";
 import { WireError } from "@gen/domain";
-import { webhookJobId, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
+import { webhookJobId, type HostSlots, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
 import { enqueueWebhookAttempt, ensureAttemptJob, type AttemptResult } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 
@@ -35,9 +35,10 @@ function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): nu
 
 /**
  * Asks for a ticket of the attempt's receiver host (one Redis round trip). Granted: the attempt
- * goes on. At the host's cap: the job is parked, i.e. delayed until the end of its window and put
- * on the host's waiting list, and a freed ticket promotes it; its worker slot is free meanwhile
- * (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane: the
+ * goes on. At the host's cap: the attempt joins the host's waiting list and first waits in its
+ * worker for a ticket this process frees (LOCAL_WAIT_MS); none by then: the job is parked, i.e.
+ * delayed until the end of its window, keeping its place in the list, and a freed ticket promotes
+ * it; its worker slot is free meanwhile (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane: the
  * attempt moves to the slow lane and this job ends. Redis trouble here does not stop delivery: the
  * attempt runs without a ticket (logged).
  */
@@ -53,14 +54,16 @@ export async function enterHostGate(
   const host = receiverHost(url);
   if (!slots || host === null || token === undefined || job.id === undefined) return NO_SLOT;
   const ticket = job.id;
+  const waitMs = localWaitMs(deps, slots, host, windowEndsAt);
   try {
-    const first = await slots.acquire(host, ticket, lane);
+    const first = await slots.acquire(host, ticket, lane, waitMs > 0 ? "wait" : false);
     void promoteWaiters(deps, host, first.promoted);
     if (first.slot === "granted") return heldTicket(deps, host, ticket);
     if (first.slot === "slow") {
       await routeToLane(deps, "slow", job.data.taskId, job.data.attempt, url, windowEndsAt);
       return "moved";
     }
+    if (first.slot === "parked" && (await waitHere(slots, host, ticket, waitMs))) return heldTicket(deps, host, ticket);
   } catch (error) {
     deps.logger.warn("host ticket check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
     return NO_SLOT;
@@ -68,6 +71,64 @@ export async function enterHostGate(
   await job.moveToDelayed(parkedUntil(windowEndsAt, deps), token);
   await joinWaitingList(deps, host, ticket, lane, () => job.promote());
   throw new DelayedError();
+}
+
+// How long an attempt at its host's cap waits in its worker (job active, in the host's waiting list)
+// for a ticket before it parks. A ticket freed in this process is handed over without a Redis call
+// (promoteWaiters), so a worker running most of one host's attempts parks none; one freed by another
+// worker moves the waiter's job, which fails while it is active, so such a waiter learns of its ticket
+// when it parks (its place kept; the park finds the ticket held and runs the job again at once).
+const LOCAL_WAIT_MS = 1_000;
+// A host's tickets are held this long (from grant to release) until its first releases here tell.
+const FIRST_HOLD_MS = 100;
+const REMEMBERED_HOSTS = 1_000;
+
+/** This process's view of a host: its attempts waiting here, and how long its tickets are held (moving average). */
+interface LocalHost {
+  waiters: Map<string, () => void>;
+  holdMs: number;
+}
+
+/** Per HostSlots (one per worker process), per host. */
+const localHosts = new WeakMap<HostSlots, Map<string, LocalHost>>();
+
+function localHost(slots: HostSlots, host: string): LocalHost {
+  let hosts = localHosts.get(slots);
+  if (!hosts) localHosts.set(slots, (hosts = new Map()));
+  let local = hosts.get(host);
+  if (!local) {
+    // Hosts come and go: past this many, the ones nobody waits for here are forgotten.
+    if (hosts.size >= REMEMBERED_HOSTS) for (const [name, other] of hosts) if (other.waiters.size === 0) hosts.delete(name);
+    hosts.set(host, (local = { waiters: new Map(), holdMs: FIRST_HOLD_MS }));
+  }
+  return local;
+}
+
+/**
+ * How long to wait here; 0: park now. A waiter waits only if a ticket should reach it within
+ * LOCAL_WAIT_MS, judged from the waiters ahead of it here, the cap and how long the host's tickets
+ * are held: a fast host's attempts all wait (none parks), a slow one's park at once but for a few,
+ * so it cannot fill the worker's slots with waiters. Not close to the window's end either.
+ */
+function localWaitMs(deps: GateDeps, slots: HostSlots, host: string, windowEndsAt: Date): number {
+  const local = localHost(slots, host);
+  const expectedMs = ((local.waiters.size + 1) / deps.config.webhookHostConcurrency) * local.holdMs;
+  if (expectedMs > LOCAL_WAIT_MS) return 0;
+  return parkedUntil(windowEndsAt, deps) - deps.now().getTime() > 2 * LOCAL_WAIT_MS ? LOCAL_WAIT_MS : 0;
+}
+
+/** Resolves true when this process hands the attempt its ticket within `ms`, false otherwise. */
+function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): Promise<boolean> {
+  const { waiters } = localHost(slots, host);
+  return new Promise((resolve) => {
+    const done = (granted: boolean) => {
+      clearTimeout(timer);
+      waiters.delete(ticket);
+      resolve(granted);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    waiters.set(ticket, () => done(true));
+  });
 }
 
 /**
@@ -125,6 +186,11 @@ async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]
   try {
     for (let done = 0; pending.length > 0 && done < MAX_PROMOTIONS; done++) {
       const { lane, ticket } = pending.shift()!;
+      const waiter = localHosts.get(slots)?.get(host)?.waiters.get(ticket);
+      if (waiter) {
+        waiter();
+        continue;
+      }
       const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
       const job = await Job.fromId<WebhookJobData>(queue, ticket);
       if (
@@ -162,8 +228,11 @@ export async function forgetTicket(deps: GateDeps, url: string, ticket: string):
 
 function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
   const slots = deps.hostSlots!;
+  const grantedAt = performance.now();
   return {
     release(result) {
+      const local = localHost(slots, host);
+      local.holdMs = 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt);
       const outcome = !result.ok && result.lastError === WireError.Timeout ? "timeout" : result.status !== null ? "answered" : "other";
       slots
         .release(host, ticket, outcome)

@@ -7,3 +7,4 @@ export { reopenForRedelivery, readRedeliveryTarget } from "./reopen-for-redelive
 export { listOpenAttempts, listPendingOfFinishedTasks, listWaitingDeliveries } from "./stranded-deliveries.ts";
 export { readDelivery, type DeliveryRecord, type FirstDelivery } from "./read-delivery.ts";
 export { listAttempts, listRecentAttempts, countOutcomesPerMinute, type AttemptLogRow } from "./attempt-log.ts";
+export { loadDeliveryStates, claimAttemptRows, finishAttemptRows, type ClaimRequest } from "./gathered-attempt-statements.ts";

@@ -1,3 +1,5 @@
+// Group commit's gathering, shared by the gateway (submissions, polls) and the delivery worker (the
+// statements of concurrent attempts): the owner of statements is the owner of their batching.
 export interface BatchLimits {
   /** Items per batch at most; a fuller queue is sent as several batches. */
   maxSize: number;

@@ -1,4 +1,4 @@
-import { gatherBatches } from "../src/services/gather-batches.ts";
+import { gatherBatches } from "../src/gather-batches.ts";
 
 // Which items travel together; no timing is asserted (the 2 ms bound is set far out of reach here).
 const turn = () => new Promise((resolve) => setImmediate(resolve));
