@@ -43,13 +43,17 @@ export function submissionRoutes(deps: GatewayDeps): HotRoute[] {
 /**
  * The 202 as Express's `status().location().type().send()` wrote it (same headers, same order),
  * without their per-call parsing: the body is JSON text and the task id needs no URL encoding.
+ * `write` then `end`: the head and body go out as one string in one `write(2)`, and `end` finds
+ * nothing left to send. `end(body)` corks the socket and sends the same string plus an empty
+ * chunk for its callback through the `writev` path (bench/README.md "Round 4").
  */
 function sendAccepted(res: Response, taskId: string, body: string): void {
   res.statusCode = 202;
   res.setHeader("Location", `/api/v1/tasks/${taskId}`);
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", Buffer.byteLength(body));
-  res.end(body);
+  res.write(body);
+  res.end();
 }
 
 function idempotencyKey(header: string | string[] | undefined): string | undefined {
