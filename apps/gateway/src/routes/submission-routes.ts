@@ -43,9 +43,11 @@ export function submissionRoutes(deps: GatewayDeps): HotRoute[] {
 /**
  * The 202 as Express's `status().location().type().send()` wrote it (same headers, same order),
  * without their per-call parsing: the body is JSON text and the task id needs no URL encoding.
- * `write` then `end`: the head and body go out as one string in one `write(2)`, and `end` finds
- * nothing left to send. `end(body)` corks the socket and sends the same string plus an empty
- * chunk for its callback through the `writev` path (bench/README.md "Round 4").
+ * `end(body)` corks the socket and sends head + body (one string) and an empty chunk for its
+ * callback through the `writev` path; `write` and an uncork send the string alone with one
+ * `write(2)`, so `end` finds nothing left to send (bench/README.md "Round 4"). Without a socket
+ * (a pipelined response waiting for its turn) or with the socket's buffer full, `end` sends the
+ * rest as before.
  */
 function sendAccepted(res: Response, taskId: string, body: string): void {
   res.statusCode = 202;
@@ -53,6 +55,7 @@ function sendAccepted(res: Response, taskId: string, body: string): void {
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", Buffer.byteLength(body));
   res.write(body);
+  res.socket?.uncork();
   res.end();
 }
 
