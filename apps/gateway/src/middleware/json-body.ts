@@ -66,7 +66,7 @@ function plainLength(headers: IncomingHttpHeaders): number | undefined {
 /**
  * The plain case read with two listeners, as body-parser's raw reader would read it (same Buffer
  * in `req.body`, same errors: an aborted or short body is "could not be read"): its stream and
- * error machinery was ~5 % of the gateway's CPU per submission (bench/README.md "Round 4").
+ * error machinery was ~4.5 % of the gateway's CPU per submission (bench/README.md "Round 4").
  */
 function readPlain(req: IncomingMessage & { body?: unknown }, length: number, done: (error?: unknown) => void): void {
   let first: Buffer | undefined;
