@@ -77,20 +77,13 @@ export function serveHotRoutes(app: Express, common: RequestHandler[], routes: H
     (req as { route?: unknown }).route = route.route;
     const handlers = route.handlers;
     let index = 0;
-    const finish = (error?: unknown) => (done ? done(error) : final(req, res, error));
-    const fail = (error: unknown) => {
-      try {
-        errorHandler(error, req, res, finish);
-      } catch (thrown) {
-        finish(thrown);
-      }
-    };
     // As the router's `next`: a handler calls it once, with an error or without. Past the last
-    // handler the router would find no other layer for this target but the 404.
+    // handler the router would find no other layer for this target but the 404. The only closure
+    // made per request (the error path makes its own).
     const next: NextFunction = (error?: unknown) => {
-      if (error !== undefined && error !== null) return fail(error);
+      if (error !== undefined && error !== null) return fail(error, req, res, done);
       const handler = handlers[index++];
-      if (handler === undefined) return fail(new ApiError(Err.RouteNotFound));
+      if (handler === undefined) return fail(new ApiError(Err.RouteNotFound), req, res, done);
       try {
         const returned: unknown = handler(req, res, next);
         if (returned instanceof Promise) returned.then(undefined, (rejected: unknown) => next(rejected ?? new Error("Rejected promise")));
@@ -99,6 +92,15 @@ export function serveHotRoutes(app: Express, common: RequestHandler[], routes: H
       }
     };
     next();
+  }
+
+  function fail(error: unknown, req: Request, res: Response, done: NextFunction | undefined): void {
+    const finish = (failure?: unknown) => (done ? done(failure) : final(req, res, failure));
+    try {
+      errorHandler(error, req, res, finish);
+    } catch (thrown) {
+      finish(thrown);
+    }
   }
 }
 

@@ -5,6 +5,12 @@ import { API_KEY_PATTERN, hashApiKey } from "@gen/ids";
 import type { BadKeyThrottle } from "./bad-key-throttle.ts";
 import type { KeyCache } from "./key-cache.ts";
 
+/** The bad-key throttle and the client's address, read only when the throttle is consulted. */
+interface Throttle {
+  address: () => string;
+  by: BadKeyThrottle;
+}
+
 export interface AuthenticatedKey {
   userId: string;
   keyHash: string;
@@ -22,7 +28,7 @@ export interface AuthenticatedKey {
 export async function authenticateKey(
   db: Database,
   header: string | undefined,
-  throttle?: { address: string; by: BadKeyThrottle },
+  throttle?: Throttle,
   cache?: { keys: KeyCache; use: boolean },
 ): Promise<AuthenticatedKey> {
   if (header === undefined || header === "") throw new ApiError(Err.MissingAuthorization);
@@ -35,7 +41,7 @@ export async function authenticateKey(
     const userId = cache.keys.get(keyHash);
     if (userId !== undefined) return { userId, keyHash, fromCache: true };
   }
-  throttle?.by.check(throttle.address, keyHash);
+  if (throttle) throttle.by.check(throttle.address(), keyHash);
   const read = cache?.keys.beginRead();
   const userId = await lookUpKey(db, keyHash, throttle);
   throttle?.by.recordValid(keyHash);
@@ -53,10 +59,10 @@ export async function confirmKey(db: Database, keyHash: string, keys: KeyCache):
   }
 }
 
-async function lookUpKey(db: Database, keyHash: string, throttle?: { address: string; by: BadKeyThrottle }): Promise<string> {
+async function lookUpKey(db: Database, keyHash: string, throttle?: Throttle): Promise<string> {
   const row = await findKeyByHash(db, keyHash);
   if (!row || !timingSafeEqual(Buffer.from(row.keyHash), Buffer.from(keyHash))) {
-    await throttle?.by.recordFailure(throttle.address);
+    if (throttle) await throttle.by.recordFailure(throttle.address());
     throw new ApiError(Err.KeyInvalid);
   }
   if (row.revokedAt) throw new ApiError(Err.KeyRevoked);
