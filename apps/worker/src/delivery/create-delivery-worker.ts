@@ -58,6 +58,9 @@ export interface DeliveryWorker {
  */
 const DELIVERY_LOCK_MS = 5_000;
 
+/** The delivery lock's duration with this configuration (an inline attempt's watchdog job waits as long). */
+export const deliveryLockMs = (config: Pick<Config, "jobLockMs">): number => Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
+
 /**
  * Consumes the webhook queues (the main lane and the slow lane): one job per delivery attempt. A
  * worker killed mid-attempt leaves its job locked; once the lock lapses BullMQ hands the job to
@@ -83,7 +86,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     lane: "main",
     slowQueue,
   };
-  const lockDuration = Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
+  const lockDuration = deliveryLockMs(config);
   const workerOptions = {
     connection: redis,
     prefix: config.queuePrefix,
@@ -103,8 +106,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     ...workerOptions,
     concurrency: Math.max(1, Math.floor(config.deliveryConcurrency / 4)),
   });
-  // Inline first attempts: at most as many at once as the worker runs jobs.
-  const inline = createInlineAttempts(deps, config.deliveryConcurrency);
+  // Inline first attempts: at most as many at once as the worker runs jobs; their watchdog jobs wait as long as a lock.
+  const inline = createInlineAttempts(deps, { bound: config.deliveryConcurrency, watchdogMs: lockDuration });
   for (const each of [worker, slowWorker]) {
     each.on("failed", (job, error) =>
       logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }),

@@ -85,7 +85,8 @@ test("with a ticket, attempt 1 runs where it was handed off: no job, one POST, a
     const taskId = await fx.createTask({ url: hooks.url });
     await worker.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
     await fx.waitFor(() => delivered(taskId));
-    expect(await jobState(taskId)).toBe("unknown");
+    // Its watchdog job is removed once the attempt is recorded.
+    await fx.waitFor(async () => (await jobState(taskId)) === "unknown");
     expect(postsFor(hooks, taskId)).toBe(1);
     expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
     // The ticket goes back after the POST, before the finish statement.
@@ -107,23 +108,26 @@ test("a job for the same attempt (a duplicate from the reconciler) and the inlin
   for (const other of others) await worker.handOff(other, hooks.url, new Date());
   for (const other of others) await fx.waitFor(() => delivered(other));
   expect(postsFor(hooks, taskId)).toBe(1);
-  // Both ran inline: no ticket was left behind by the claim that found nothing.
-  expect(await Promise.all(others.map(jobState))).toEqual(others.map(() => "unknown"));
+  // Both ran inline (none was taken by the worker): no ticket was left behind by the claim that found nothing.
+  const jobs = await Promise.all(others.map((id) => fx.queue.getJob(webhookJobId(id, 1))));
+  expect(jobs.map((job) => job?.processedOn)).toEqual(others.map(() => undefined));
 });
 
 test("past its bound of inline attempts, a process queues the hand-off", async () => {
   const hooks = await receiver();
   hooks.hold();
-  const inline = createInlineAttempts(deliveryDeps(), 1);
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 1, watchdogMs: 5_000 });
   const [first, second] = [await fx.createTask({ url: hooks.url }), await fx.createTask({ url: hooks.url })];
   await inline.handOff(first, hooks.url, new Date());
   await fx.waitFor(async () => hooks.held.length === 1);
   await inline.handOff(second, hooks.url, new Date());
-  expect(await jobState(first)).toBe("unknown");
+  // The running one's job is its watchdog (delayed); the second is queued to run now.
+  expect(await jobState(first)).toBe("delayed");
   expect(await jobState(second)).toBe("waiting");
   hooks.letGo();
   await inline.close();
   expect(await delivered(first)).toBe(true);
+  expect(await jobState(first)).toBe("unknown");
   fx.startWorker();
   await fx.waitFor(() => delivered(second));
 });
@@ -131,7 +135,7 @@ test("past its bound of inline attempts, a process queues the hand-off", async (
 test("Redis trouble with the tickets: the hand-off queues the attempt, as before", async () => {
   const hooks = await receiver();
   const failing: HostSlots = { acquire: () => Promise.reject(new Error("redis down")), release: () => Promise.reject(new Error("redis down")) };
-  const inline = createInlineAttempts(deliveryDeps({ hostSlots: failing }), 8);
+  const inline = createInlineAttempts(deliveryDeps({ hostSlots: failing }), { bound: 8, watchdogMs: 5_000 });
   const taskId = await fx.createTask({ url: hooks.url });
   await inline.handOff(taskId, hooks.url, new Date());
   expect(await jobState(taskId)).toBe("waiting");
@@ -139,11 +143,11 @@ test("Redis trouble with the tickets: the hand-off queues the attempt, as before
   expect(hooks.requests).toHaveLength(0);
 });
 
-test("a claim that fails (PostgreSQL unreachable) hands the attempt to a job, which sends it once", async () => {
+test("a claim that fails (PostgreSQL unreachable) promotes the watchdog job, which sends the attempt once", async () => {
   const hooks = await receiver();
   const unreachable = createDatabase("postgresql://postgres@127.0.0.1:1/none", { connectTimeoutMs: 200 });
   try {
-    const inline = createInlineAttempts(deliveryDeps({ db: unreachable }), 8);
+    const inline = createInlineAttempts(deliveryDeps({ db: unreachable }), { bound: 8, watchdogMs: 5_000 });
     const taskId = await fx.createTask({ url: hooks.url });
     await inline.handOff(taskId, hooks.url, new Date());
     await inline.close();
@@ -160,7 +164,7 @@ test("a claim that fails (PostgreSQL unreachable) hands the attempt to a job, wh
 test("close waits for running inline attempts; later hand-offs are queued", async () => {
   const hooks = await receiver();
   hooks.hold();
-  const inline = createInlineAttempts(deliveryDeps(), 8);
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 5_000 });
   const running = await fx.createTask({ url: hooks.url });
   await inline.handOff(running, hooks.url, new Date());
   await fx.waitFor(async () => hooks.held.length === 1);
@@ -178,17 +182,37 @@ test("close waits for running inline attempts; later hand-offs are queued", asyn
   expect(await jobState(running)).toBe("unknown");
 });
 
-test("dying after the claim (POST sent, nothing recorded): the reconciler records attempt_lost and schedules attempt 2; the late report changes nothing", async () => {
+test("a watchdog job held back by a live inline attempt; the attempt recorded, the job is gone", async () => {
   const hooks = await receiver();
   hooks.hold();
-  const inline = createInlineAttempts(deliveryDeps(), 8);
+  fx.startWorker();
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 400 });
+  const taskId = await fx.createTask({ url: hooks.url });
+  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await fx.waitFor(async () => hooks.held.length === 1);
+  // Several watchdog delays pass while the POST is out: the job is pushed back each time, never run.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  expect(await jobState(taskId)).toBe("delayed");
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual([null]);
+  hooks.letGo();
+  await inline.close();
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
+  expect(await jobState(taskId)).toBe("unknown");
+  expect(postsFor(hooks, taskId)).toBe(1);
+});
+
+test("dying after the claim with the watchdog job gone too (Redis lost it): the reconciler records attempt_lost and schedules attempt 2; the late report changes nothing", async () => {
+  const hooks = await receiver();
+  hooks.hold();
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 5_000 });
   const taskId = await fx.createTask({ url: hooks.url });
   await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
   await fx.waitFor(async () => hooks.held.length === 1);
   expect((await fx.delivery(taskId)).status).toBe("in_progress");
+  await fx.queue.remove(webhookJobId(taskId, 1));
 
-  // What a dead process leaves is what this one has now: an open attempt and no job. Later than the
-  // longest attempt (render 2 s + the timeout) plus the grace, the reconciler finds it.
+  // What is left is an open attempt and no job. Later than the longest attempt (render 2 s + the
+  // timeout) plus the grace, the reconciler finds it.
   const later = () => new Date(Date.now() + 2_000 + TIMEOUT_MS + 1_000);
   const result = await reconcileDeliveries({ config: fx.config, db: fx.db, webhookQueue: fx.queue, logger: fx.logger, now: later }, { graceMs: 0 });
   expect(result.lost).toBe(1);
@@ -205,12 +229,12 @@ test("dying after the claim (POST sent, nothing recorded): the reconciler record
   await fx.queue.remove(webhookJobId(taskId, 2));
 });
 
-test("dying between the ticket and the claim: the reconciler enqueues attempt 1, whose job uses the ticket the dead attempt held", async () => {
+test("dying between the ticket and the watchdog job: the reconciler enqueues attempt 1, whose job uses the ticket the dead attempt held", async () => {
   const hooks = await receiver();
   const deps = deliveryDeps();
   const finishedAt = new Date(Date.now() - 1_000);
   const tasks = [await fx.createTask({ url: hooks.url, finishedAt }), await fx.createTask({ url: hooks.url, finishedAt })];
-  // Every ticket of the host is taken by an inline attempt that never gets to its claim.
+  // Every ticket of the host is taken by an inline attempt that never got to its watchdog job or its claim.
   for (const taskId of tasks) await routeToLane(deps, "main", taskId, 1, hooks.url, new Date(finishedAt.getTime() + 30_000), () => true);
   for (const taskId of tasks) {
     expect(await jobState(taskId)).toBe("unknown");
