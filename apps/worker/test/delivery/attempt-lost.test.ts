@@ -57,6 +57,19 @@ async function startChildWorker(extraEnv: Record<string, string> = {}): Promise<
   return started;
 }
 
+/** SIGKILLs the child, starts a worker here and waits until attempt 1 of the task is recorded. */
+async function killChildAndWaitForAttempt1(taskId: string) {
+  child!.kill("SIGKILL");
+  await once(child!, "exit");
+  const killedAt = Date.now();
+  fx.startWorker();
+  const lost = await fx.waitFor(async () => {
+    const [first] = await fx.attempts(taskId);
+    return first?.finishedAt != null && first;
+  }, 20_000);
+  return { killedAt, lost };
+}
+
 test("a worker killed mid-attempt: the attempt is recorded attempt_lost, not resent, and attempt 2 follows the schedule", async () => {
   const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
   child = await startChildWorker();
@@ -71,16 +84,8 @@ test("a worker killed mid-attempt: the attempt is recorded attempt_lost, not res
   expect(open.finishedAt).toBeNull();
   expect(await fx.webhookObject(taskId)).toMatchObject({ status: "in_progress", attempts: 1, last_error: null });
 
-  child.kill("SIGKILL");
-  await once(child, "exit");
-  const killedAt = Date.now();
-
   // A fresh worker: BullMQ hands it the stalled job once the dead worker's lock has expired.
-  fx.startWorker();
-  const lost = await fx.waitFor(async () => {
-    const [first] = await fx.attempts(taskId);
-    return first?.finishedAt != null && first;
-  }, 20_000);
+  const { killedAt, lost } = await killChildAndWaitForAttempt1(taskId);
   expect(lost).toMatchObject({ id: open.id, attemptNo: 1, outcome: "attempt_lost", responseStatus: null });
   expect(lost.finishedAt!.getTime()).toBeGreaterThanOrEqual(killedAt);
   expect(lost.durationMs).toBe(lost.finishedAt!.getTime() - open.startedAt.getTime());
@@ -132,14 +137,7 @@ test("a worker killed mid inline attempt 1: its watchdog job records attempt_los
   expect((await fx.attempts(taskId))[0]!.finishedAt).toBeNull();
   expect(await fx.queue.getJobState(webhookJobId(taskId, 1))).toBe("delayed");
 
-  child.kill("SIGKILL");
-  await once(child, "exit");
-  const killedAt = Date.now();
-  fx.startWorker();
-  const lost = await fx.waitFor(async () => {
-    const [first] = await fx.attempts(taskId);
-    return first?.finishedAt != null && first;
-  }, 20_000);
+  const { killedAt, lost } = await killChildAndWaitForAttempt1(taskId);
   expect(lost).toMatchObject({ id: open!.id, attemptNo: 1, outcome: "attempt_lost" });
   expect(lost.finishedAt!.getTime() - killedAt).toBeLessThan(5_000);
   const second = await fx.waitFor(async () => {
