@@ -2,14 +2,20 @@
 // keep-alive HTTPS receiver, and dispatch latency (terminal commit → POST at the receiver) with
 // tasks finishing at 200 and at 500 per second; CPU per delivery of the worker, PostgreSQL and Redis
 // from /proc next to each.
-import { createDatabase } from "@gen/db";
+import { createDatabase, type Database } from "@gen/db";
 import { TaskStatus } from "@gen/domain";
 import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
-import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createHostSlots, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
-import { FINAL_ATTEMPT_WINDOW_MS, RENDER_TIMEOUT_MS, firstAttemptHandOff, handOffWebhook, type HandOffDeps } from "@gen/webhook-delivery";
+import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
+import { firstAttemptHandOff, handOffWebhook, type HandOffDeps } from "@gen/webhook-delivery";
+import { createWebhookSender } from "@gen/webhook-sender";
+import { deliveryLockMs } from "../apps/worker/src/delivery/create-delivery-worker.ts";
+import { createDeliveryHostSlots } from "../apps/worker/src/delivery/delivery-host-slots.ts";
 import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
+import { createInlineAttempts } from "../apps/worker/src/delivery/inline-attempt.ts";
+import { renderTaskBody } from "../apps/worker/src/delivery/render-body.ts";
+import { resolverFor } from "../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
@@ -84,11 +90,13 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     baseline.push(await gotLoop(count));
   }
 
-  const handOff = routedHandOff(ctx, redis, queue, process.env.BENCH_HANDOFF !== "plain");
-  // The runner's own pool for the terminal statements: at 500/s on a saturated machine a connection
-  // can take longer than the product's 1 s to come free, and the figure should report that as
-  // latency rather than end the run (the generation worker would retry the step).
+  // The runner's own pool for the terminal statements (and inline attempts, as the generation
+  // worker's one pool): at 500/s on a saturated machine a connection can take longer than the
+  // product's 1 s to come free, and the figure should report that as latency rather than end the
+  // run (the generation worker would retry the step).
   const runnerDb = createDatabase(ctx.database.url, { max: 20, connectTimeoutMs: 30_000 });
+  const handOffKind = parseHandOff(process.env.BENCH_HANDOFF);
+  const { handOff, close: closeHandOff } = generationHandOff(ctx, runnerDb, redis, queue, handOffKind);
   const dispatch = async (rate: number) => {
     const seconds = ctx.quick ? 3 : 10;
     const ids = await createRunningTasks(db, user.userId, receiver.url, rate * seconds);
@@ -128,7 +136,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         target: "<= 5 ms",
         pass: lagMedian <= 5,
         cpu: columns,
-        note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; CPU per task includes the runner's settlement (PostgreSQL) and hand-off (Redis); ${stages}`,
+        note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; hand-off ${handOffKind}${process.env.BENCH_DISPATCH_HOST_CAP ? `, runner's host cap ${process.env.BENCH_DISPATCH_HOST_CAP}` : ""}; CPU per task includes the runner's settlement (PostgreSQL) and hand-off (Redis; inline: the attempt too); ${stages}`,
       },
       {
         name: `dispatch latency p99 at ${rate} tasks/s`,
@@ -140,6 +148,19 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
       },
     ] satisfies Figure[];
   };
+  // The runner's own sender (inline hand-off) opens its connections and TLS sessions here, as the
+  // worker's did in the warm-up above: a generation worker in service has them already.
+  const warmDispatch = await createRunningTasks(db, user.userId, receiver.url, 100);
+  for (const id of warmDispatch) {
+    const settled = await settleTask(
+      runnerDb,
+      { id, reservedCredits: 4 },
+      { status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 },
+    );
+    if (settled) await handOffWebhook(handOff, settled);
+    await sleep(10);
+  }
+  await waitFor(() => warmDispatch.every((id) => receiver.posts.has(id)), 60_000, "dispatch warm-up");
   // Tasks reach their terminal state at a steady rate, each settled and handed off by the product's
   // functions as the generation worker does (settleTask, then handOffWebhook routed by host tickets).
   const dispatchFigures = [...(await dispatch(200)), ...(await dispatch(500))];
@@ -152,6 +173,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     await workerRound(w.child.pid!, new CpuTally(), 200); // warm-up, as the first worker had
     return workerRound(w.child.pid!, uncappedCpu);
   });
+  await closeHandOff();
   redis.disconnect();
   await runnerDb.$disconnect();
   const value = median(worker);
@@ -181,26 +203,61 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   ];
 }
 
+type HandOffKind = "inline" | "queued" | "plain";
+
+function parseHandOff(value: string | undefined): HandOffKind {
+  if (value === undefined || value === "inline" || value === "queued" || value === "plain") return value ?? "inline";
+  throw new Error(`BENCH_HANDOFF must be inline, queued or plain, got ${value}`);
+}
+
 /**
- * The generation worker's hand-off of attempt 1: routed by the receiver host's tickets (the worker's
- * host gate, with the worker's settings: createDeliveryWorker), so an attempt that cannot start
- * is parked at the hand-off rather than picked up and parked by the delivery worker.
- * BENCH_HANDOFF=plain: one Queue.add and the ticket asked at pickup (as the gateway's cancel does).
+ * The generation worker's hand-off of attempt 1, with the worker's settings (its environment as
+ * startApp builds it). `inline` (the product's, createDeliveryWorker().handOff): routed by the
+ * receiver host's tickets, and with a ticket the attempt runs in this process (claim, render, send,
+ * finish), so the runner's CPU column includes it; without one it is queued for the worker process.
+ * `queued`: routed the same way but always queued (the hand-off before inline attempts). `plain`:
+ * one Queue.add and the ticket asked at pickup (as the gateway's cancel does).
  */
-function routedHandOff(ctx: BenchContext, redis: RedisClient, webhookQueue: Queue<WebhookJobData>, routed: boolean): HandOffDeps {
-  const logger = createLogger("bench", "error");
-  if (!routed) return { webhookQueue, logger };
-  // The worker's environment as startApp builds it (this process's, then the stack's).
-  const config = loadConfig({ ...process.env, ...ctx.stack.env });
-  const hostSlots = createHostSlots(redis, {
-    prefix: config.queuePrefix,
-    cap: config.webhookHostConcurrency,
-    leaseMs: RENDER_TIMEOUT_MS + config.webhookTimeoutMs + 5_000,
-    slowMemoryMs: Math.max(60_000, 6 * config.webhookTimeoutMs),
-    waitMemoryMs: config.webhookFinalAttemptMs + FINAL_ATTEMPT_WINDOW_MS + 60_000,
-  });
+function generationHandOff(
+  ctx: BenchContext,
+  db: Database,
+  redis: RedisClient,
+  webhookQueue: Queue<WebhookJobData>,
+  kind: HandOffKind,
+): { handOff: HandOffDeps; close: () => Promise<void> } {
+  const logger = createLogger("bench", "warn");
+  if (kind === "plain") return { handOff: { webhookQueue, logger }, close: async () => undefined };
+  // BENCH_DISPATCH_HOST_CAP: the runner's tickets per receiver host (the worker process keeps the stack's).
+  const cap = process.env.BENCH_DISPATCH_HOST_CAP;
+  const config = loadConfig({ ...process.env, ...ctx.stack.env, ...(cap ? { WEBHOOK_HOST_CONCURRENCY: cap } : {}) });
+  const hostSlots = createDeliveryHostSlots(redis, config);
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   const gate = { hostSlots, webhookQueue, slowQueue, logger, config, now: () => new Date() };
-  const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
-  return { webhookQueue, logger, handOffWebhook: route };
+  if (kind === "queued") {
+    const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
+    return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => slowQueue.close() };
+  }
+  // The app processes map the receiver's name to loopback (FAULT_HOSTS) and trust its CA; so does this sender.
+  const [name, address] = ctx.receiver.childEnv.FAULT_HOSTS!.split("=") as [string, string];
+  const sender = createWebhookSender({
+    timeoutMs: config.webhookTimeoutMs,
+    allowedCidrs: config.webhookAllowedCidrs,
+    lookup: resolverFor(name, [address]),
+    ca: ctx.receiver.ca.cert,
+  });
+  const inline = createInlineAttempts(
+    { ...gate, db, sender, render: renderTaskBody, lane: "main" },
+    {
+      bound: config.deliveryConcurrency,
+      watchdogMs: deliveryLockMs(config),
+    },
+  );
+  return {
+    handOff: { webhookQueue, logger, handOffWebhook: inline.handOff },
+    async close() {
+      await inline.close();
+      sender.close();
+      await slowQueue.close();
+    },
+  };
 }

@@ -20,7 +20,10 @@ type Stage = (typeof STAGES)[number];
  * read, host ticket, claim: `webhook_attempts.started_at`), and the claim to the POST at the receiver
  * (render, send). A job added with a delay was parked at the routed hand-off (its host had no
  * ticket free); `ats` > 1 means it was started more than once: parked by the worker's host gate at
- * pickup, then promoted. Returns one line for a figure's note.
+ * pickup, then promoted. An attempt with no job ran inline (in the runner, as in the generation
+ * worker): it has no pickup, its claim stage is hand-off return → claim (the claim is sent inside
+ * the hand-off, so about 0) and its send stage includes the claim's round trip. Returns one line for
+ * a figure's note.
  */
 export async function dispatchStages(
   db: Database,
@@ -42,6 +45,7 @@ export async function dispatchStages(
   const spans: Record<Stage, number[]> = { commit: [], enqueue: [], pickup: [], claim: [], send: [] };
   let parked = 0;
   let parkedAtHandOff = 0;
+  let inline = 0;
   ids.forEach((id, i) => {
     const t = times.get(id)!;
     const [processedOn, ats, delay] = jobs[i] ?? [null, null, null];
@@ -50,11 +54,12 @@ export async function dispatchStages(
     if (Number(delay ?? 0) > 0) parkedAtHandOff++;
     spans.commit.push(t.committed - t.committing);
     spans.enqueue.push(t.enqueued - t.committed);
-    if (processedOn === null || claim === undefined) return;
-    spans.pickup.push(Number(processedOn) - t.enqueued);
-    spans.claim.push(claim - Number(processedOn));
+    if (claim === undefined) return;
+    if (processedOn === null) inline++;
+    else spans.pickup.push(Number(processedOn) - t.enqueued);
+    spans.claim.push(claim - (processedOn === null ? t.enqueued : Number(processedOn)));
     spans.send.push(arrivals(id) - claim);
   });
   const stages = STAGES.map((stage) => `${stage} ${median(spans[stage])}/${percentile(spans[stage], 99)}`).join(", ");
-  return `stages p50/p99 ms: ${stages}; parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
+  return `stages p50/p99 ms: ${stages}; ${inline} of ${ids.length} inline; parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
 }

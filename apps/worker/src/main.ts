@@ -85,7 +85,11 @@ async function main(): Promise<void> {
     logger.info("worker shutting down", { signal });
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-    await Promise.all([generation.close(), delivery.close(), maintenance.close()]).catch(() => {});
+    // Delivery closes after generation: a task finishing meanwhile hands its attempt 1 to the
+    // delivery side (run inline, or queued), which must still be open; its workers stop at once.
+    await Promise.all([generation.close().then(() => delivery.close()), delivery.worker.close(), delivery.slowWorker.close(), maintenance.close()]).catch(
+      () => {},
+    );
     downloadGuard.close();
     await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close(), maintenanceQueue.close()]).catch(() => {});
     redis.disconnect();

@@ -4,7 +4,10 @@ import type { WebhookJobData } from "@gen/queues";
 import { attemptWindowEndsAt, type Schedule } from "./delivery-schedule.ts";
 import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 
-/** Hands attempt 1 of a task that just became terminal to the delivery queues. */
+/**
+ * Hands off attempt 1 of a task that just became terminal: the worker's runs it in the same process
+ * when its receiver has a ticket free (apps/worker/src/delivery/inline-attempt.ts), else queues it.
+ */
 export type HandOffFirstAttempt = (taskId: string, url: string, finishedAt: Date) => Promise<void>;
 
 /** Enqueues an attempt routed by its receiver host's tickets (the worker's host gate). */
@@ -21,7 +24,7 @@ export function firstAttemptHandOff(route: RouteAttempt, schedule: Schedule): Ha
 
 export interface HandOffDeps {
   webhookQueue: Queue<WebhookJobData>;
-  /** The routed hand-off, where the process has host tickets; absent: a plain enqueue. */
+  /** The routed hand-off (inline when it can be), where the process has host tickets and a sender; absent: a plain enqueue. */
   handOffWebhook?: HandOffFirstAttempt;
   logger: Logger;
 }

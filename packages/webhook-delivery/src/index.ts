@@ -12,7 +12,7 @@
  *
  *   from          transition (function here)                          to
  *   -             task INSERT with webhook_url (@gen/db tasks module) pending
- *   pending       hand-off of attempt 1 (handOffWebhook, firstAttemptHandOff) pending, its job queued
+ *   pending       hand-off of attempt 1 (handOffWebhook, firstAttemptHandOff) pending, its job queued (or run inline: claim 1)
  *   pending       claim attempt 1 (claimAttempt)                      in_progress, attempt 1 open
  *   waiting       claim attempt n, when due (claimAttempt)            in_progress, attempt n open
  *   open          finish (finishAttempt): 2xx                         delivered

@@ -4,11 +4,12 @@ import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import { QUEUE_NAMES, createHostSlots, createQueue, type WebhookJobData } from "@gen/queues";
-import { FINAL_ATTEMPT_WINDOW_MS, RENDER_TIMEOUT_MS, firstAttemptHandOff, type HandOffFirstAttempt } from "@gen/webhook-delivery";
+import { QUEUE_NAMES, createQueue, type WebhookJobData } from "@gen/queues";
+import type { HandOffFirstAttempt } from "@gen/webhook-delivery";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { routeToLane } from "./host-gate.ts";
+import { createDeliveryHostSlots } from "./delivery-host-slots.ts";
+import { createInlineAttempts } from "./inline-attempt.ts";
 import { processDelivery } from "./process-delivery.ts";
 import { renderTaskBody, type RenderBody } from "./render-body.ts";
 
@@ -35,9 +36,12 @@ export interface DeliveryWorker {
   webhookQueue: Queue<WebhookJobData>;
   /** Producer handle of the slow lane (the reconciler looks there before re-adding a job). */
   slowQueue: Queue<WebhookJobData>;
-  /** Enqueues attempt 1 of a task that just became terminal, routed by its receiver's tickets. */
+  /**
+   * Attempt 1 of a task that just became terminal, routed by its receiver's tickets: with a ticket it
+   * runs in this process at once (inline-attempt.ts), otherwise it is queued (parked, slow lane).
+   */
   handOff: HandOffFirstAttempt;
-  /** Waits for running attempts, then closes the worker, the queue handle and an owned sender. */
+  /** Waits for running attempts (inline ones too), then closes the worker, the queue handle and an owned sender. */
   close(): Promise<void>;
 }
 
@@ -54,6 +58,9 @@ export interface DeliveryWorker {
  */
 const DELIVERY_LOCK_MS = 5_000;
 
+/** The delivery lock's duration with this configuration (an inline attempt's watchdog job waits as long). */
+export const deliveryLockMs = (config: Pick<Config, "jobLockMs">): number => Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
+
 /**
  * Consumes the webhook queues (the main lane and the slow lane): one job per delivery attempt. A
  * worker killed mid-attempt leaves its job locked; once the lock lapses BullMQ hands the job to
@@ -65,15 +72,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const sender = options.sender ?? createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
-  const longestAttemptMs = RENDER_TIMEOUT_MS + config.webhookTimeoutMs;
-  const hostSlots = createHostSlots(redis, {
-    prefix: config.queuePrefix,
-    cap: config.webhookHostConcurrency,
-    leaseMs: longestAttemptMs + 5_000,
-    slowMemoryMs: Math.max(60_000, 6 * config.webhookTimeoutMs),
-    // A parked attempt waits at most until its window closes; the last scheduled attempt's closes last.
-    waitMemoryMs: config.webhookFinalAttemptMs + FINAL_ATTEMPT_WINDOW_MS + 60_000,
-  });
+  const hostSlots = createDeliveryHostSlots(redis, config);
   const deps: DeliveryDeps = {
     config,
     db,
@@ -87,7 +86,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     lane: "main",
     slowQueue,
   };
-  const lockDuration = Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
+  const lockDuration = deliveryLockMs(config);
   const workerOptions = {
     connection: redis,
     prefix: config.queuePrefix,
@@ -107,6 +106,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     ...workerOptions,
     concurrency: Math.max(1, Math.floor(config.deliveryConcurrency / 4)),
   });
+  // Inline first attempts: at most as many at once as the worker runs jobs; their watchdog jobs wait as long as a lock.
+  const inline = createInlineAttempts(deps, { bound: config.deliveryConcurrency, watchdogMs: lockDuration });
   for (const each of [worker, slowWorker]) {
     each.on("failed", (job, error) =>
       logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }),
@@ -119,10 +120,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     slowWorker,
     webhookQueue,
     slowQueue,
-    // Attempt 1 is routed by its receiver's tickets before it is queued (see routeToLane).
-    handOff: firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(deps, "main", taskId, attempt, url, windowEndsAt), config),
+    handOff: inline.handOff,
     async close() {
-      await Promise.all([worker.close(), slowWorker.close()]);
+      await Promise.all([inline.close(), worker.close(), slowWorker.close()]);
       if (ownSender) sender.close();
       await Promise.all([webhookQueue.close(), slowQueue.close()]);
     },

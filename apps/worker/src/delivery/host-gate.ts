@@ -136,9 +136,19 @@ function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): P
  * that can start: with a ticket it runs now; without one it is parked until a ticket frees (at the
  * latest until its window closes); for a host that keeps timing out it goes to the slow lane. Used
  * at the hand-off and when the main lane gives an attempt to the slow lane. Redis trouble with the
- * tickets: the attempt is enqueued to run now and asks at its start.
+ * tickets: the attempt is enqueued to run now and asks at its start. `runHere`, given the granted
+ * ticket, may take the attempt to run in this process instead (the inline first attempt); when it
+ * declines, the job is queued as before and asks for the ticket again under the same id.
  */
-export async function routeToLane(deps: GateDeps, lane: Lane, taskId: string, attempt: number, url: string, windowEndsAt: Date): Promise<void> {
+export async function routeToLane(
+  deps: GateDeps,
+  lane: Lane,
+  taskId: string,
+  attempt: number,
+  url: string,
+  windowEndsAt: Date,
+  runHere?: (slot: HeldSlot) => boolean,
+): Promise<void> {
   const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
   // The main lane's hand-off adds a new id; a move to the slow lane may meet an ended job of the
   // same id there (a reconciler's re-run), which would swallow a plain add.
@@ -149,6 +159,7 @@ export async function routeToLane(deps: GateDeps, lane: Lane, taskId: string, at
   const ticket = webhookJobId(taskId, attempt);
   const first = slots && host !== null ? await slots.acquire(host, ticket, lane).catch(() => null) : null;
   if (first === null || first.slot === "granted") {
+    if (first !== null && runHere?.(heldTicket(deps, host!, ticket))) return;
     await enqueue(0);
     return;
   }

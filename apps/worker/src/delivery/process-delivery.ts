@@ -25,7 +25,7 @@ import { renderWithin } from "./render-body.ts";
 // a job clearly ahead of its due time (an operator's manual enqueue, say) is put back.
 const EARLY_TOLERANCE_MS = 250;
 
-type Run = Extract<AttemptDecision, { kind: "run" }>;
+export type Run = Extract<AttemptDecision, { kind: "run" }>;
 
 /**
  * Runs delivery attempt `job.data.attempt` of a task. The job carries ids only and BullMQ delivers
@@ -86,7 +86,7 @@ async function takeHostTicket(deps: DeliveryDeps, job: Job<WebhookJobData>, toke
 }
 
 /** Renders and sends, unless the claim came too late for the window; the ticket goes back either way. */
-async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
+export async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
   let result: AttemptResult;
   try {
     result = await renderAndSend(deps, open, claim, run);
@@ -107,7 +107,7 @@ async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, claim: Claim
 }
 
 /** The finish transition (which schedules a retry), then the attempt's metrics and log line. */
-async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, result: AttemptResult): Promise<void> {
+export async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, result: AttemptResult): Promise<void> {
   const finishedAt = deps.now();
   const next = await finishAttempt(deps, open, result, finishedAt);
   if (next === null) {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { webhookJobId } from "@gen/queues";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 
@@ -13,12 +14,14 @@ const repoRoot = path.resolve(here, "../../../..");
 let fx: DeliveryFixture;
 let receiver: WebhookReceiver;
 let child: ChildProcess | undefined;
+// The POSTs (by arrival index) that never get an answer.
+const hangs = new Set([0]);
 
 beforeAll(async () => {
   // A short lock so that a killed worker's job is handed on within about two seconds.
   fx = await createDeliveryFixture({ timeoutMs: 5_000, retryDelayMs: RETRY_MS, finalAttemptMs: 30_000, jobLockMs: 1_000 });
   // The first POST never gets an answer: the worker is killed while it waits for one.
-  receiver = await startWebhookReceiver(fx.cert, (index) => (index === 0 ? "hang" : 200));
+  receiver = await startWebhookReceiver(fx.cert, (index) => (hangs.has(index) ? "hang" : 200));
 });
 afterAll(async () => {
   child?.kill("SIGKILL");
@@ -26,9 +29,10 @@ afterAll(async () => {
   await receiver.close();
 });
 
-async function startChildWorker(): Promise<ChildProcess> {
+async function startChildWorker(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
   const env = {
     ...process.env,
+    ...extraEnv,
     DATABASE_URL: fx.config.databaseUrl,
     QUEUE_PREFIX: fx.queuePrefix,
     WEBHOOK_TIMEOUT_MS: String(fx.config.webhookTimeoutMs),
@@ -53,6 +57,19 @@ async function startChildWorker(): Promise<ChildProcess> {
   return started;
 }
 
+/** SIGKILLs the child, starts a worker here and waits until attempt 1 of the task is recorded. */
+async function killChildAndWaitForAttempt1(taskId: string) {
+  child!.kill("SIGKILL");
+  await once(child!, "exit");
+  const killedAt = Date.now();
+  fx.startWorker();
+  const lost = await fx.waitFor(async () => {
+    const [first] = await fx.attempts(taskId);
+    return first?.finishedAt != null && first;
+  }, 20_000);
+  return { killedAt, lost };
+}
+
 test("a worker killed mid-attempt: the attempt is recorded attempt_lost, not resent, and attempt 2 follows the schedule", async () => {
   const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
   child = await startChildWorker();
@@ -67,16 +84,8 @@ test("a worker killed mid-attempt: the attempt is recorded attempt_lost, not res
   expect(open.finishedAt).toBeNull();
   expect(await fx.webhookObject(taskId)).toMatchObject({ status: "in_progress", attempts: 1, last_error: null });
 
-  child.kill("SIGKILL");
-  await once(child, "exit");
-  const killedAt = Date.now();
-
   // A fresh worker: BullMQ hands it the stalled job once the dead worker's lock has expired.
-  fx.startWorker();
-  const lost = await fx.waitFor(async () => {
-    const [first] = await fx.attempts(taskId);
-    return first?.finishedAt != null && first;
-  }, 20_000);
+  const { killedAt, lost } = await killChildAndWaitForAttempt1(taskId);
   expect(lost).toMatchObject({ id: open.id, attemptNo: 1, outcome: "attempt_lost", responseStatus: null });
   expect(lost.finishedAt!.getTime()).toBeGreaterThanOrEqual(killedAt);
   expect(lost.durationMs).toBe(lost.finishedAt!.getTime() - open.startedAt.getTime());
@@ -108,4 +117,34 @@ test("a worker killed mid-attempt: the attempt is recorded attempt_lost, not res
     last_attempt_at: second.startedAt.toISOString(),
     delivered_at: second.finishedAt!.toISOString(),
   });
+}, 60_000);
+
+test("a worker killed mid inline attempt 1: its watchdog job records attempt_lost within about a lock's time, and attempt 2 follows", async () => {
+  const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
+  const arrived = receiver.arrivals.length;
+  hangs.add(arrived);
+  // The child runs attempt 1 inline (it holds a ticket): its job only stands by, delayed, pushed back while the child lives.
+  child = await startChildWorker({
+    INLINE_TASK_ID: taskId,
+    INLINE_URL: hookUrl(receiver.port),
+    INLINE_FINISHED_AT: (await fx.task(taskId)).finishedAt!.toISOString(),
+  });
+  await receiver.waitForRequests(arrived + 1, 20_000);
+  const [open] = await fx.attempts(taskId);
+  expect(open!.finishedAt).toBeNull();
+  // Held longer than the watchdog's delay (the lock, 1 s here): the live child keeps it from running.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  expect((await fx.attempts(taskId))[0]!.finishedAt).toBeNull();
+  expect(await fx.queue.getJobState(webhookJobId(taskId, 1))).toBe("delayed");
+
+  const { killedAt, lost } = await killChildAndWaitForAttempt1(taskId);
+  expect(lost).toMatchObject({ id: open!.id, attemptNo: 1, outcome: "attempt_lost" });
+  expect(lost.finishedAt!.getTime() - killedAt).toBeLessThan(5_000);
+  const second = await fx.waitFor(async () => {
+    const rows = await fx.attempts(taskId);
+    return rows[1]?.finishedAt != null && rows[1];
+  }, 20_000);
+  expect(second).toMatchObject({ attemptNo: 2, outcome: "delivered" });
+  // Attempt 1 was not sent again.
+  expect(receiver.arrivals).toHaveLength(arrived + 2);
 }, 60_000);

@@ -1,0 +1,116 @@
+import type { Job } from "bullmq";
+import { WorkerError } from "@gen/domain";
+import type { WebhookJobData } from "@gen/queues";
+import { attemptWindowEndsAt, claimAttempt, enqueueWebhookAttempt, workerFailure, type HandOffFirstAttempt, type OpenAttempt } from "@gen/webhook-delivery";
+import type { DeliveryDeps } from "./delivery-deps.ts";
+import { routeToLane, type HeldSlot } from "./host-gate.ts";
+import { recordResult, runAttempt, type Run } from "./process-delivery.ts";
+
+/** The hand-off of attempt 1 that runs the attempt in this process when it can (see createInlineAttempts). */
+export interface InlineAttempts {
+  handOff: HandOffFirstAttempt;
+  /** Stops running attempts here (later hand-offs are queued) and waits for the ones running. */
+  close(): Promise<void>;
+}
+
+export interface InlineAttemptOptions {
+  /** Inline attempts running at once in this process, at most; past it hand-offs are queued. */
+  bound: number;
+  /** How long the attempt's watchdog job waits without being pushed back before it runs: the delivery lock's duration. */
+  watchdogMs: number;
+}
+
+/**
+ * Attempt 1 of a task that just became terminal, run right here instead of by a delivery worker:
+ * the routed hand-off takes the receiver host's ticket as before, and when it is granted the attempt
+ * is claimed, rendered, sent and finished in this process, with no pickup and no decision read (the
+ * caller has just committed the terminal state; the claim is conditional on `pending`, so a
+ * duplicate job cannot send twice). It runs after the hand-off returns, tracked here, so a slow
+ * receiver never holds the caller (a generation job's slot) for its timeout.
+ *
+ * Its job is still added, delayed by `watchdogMs` and pushed back while the attempt runs, then
+ * removed: it stands in for the delivery lock. If this process dies (or stalls as long as a lock
+ * would lapse), the job runs on any worker: before the claim it runs attempt 1 itself, after it it
+ * records `attempt_lost` and the schedule goes on, within about `watchdogMs` as for a dead worker's
+ * job. Without the watchdog (Redis lost it) the reconciler repairs both cases, later.
+ *
+ * Queued as before instead: no ticket (the host is at its cap: parked; slow: the slow lane), Redis
+ * trouble with the tickets, `bound` attempts already running here (a dead receiver must not eat the
+ * process), or closing. A claim that fails promotes the watchdog job, which asks for the ticket again
+ * under the same id.
+ */
+export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptOptions): InlineAttempts {
+  const running = new Set<Promise<void>>();
+  let closing = false;
+
+  const start = (first: FirstAttempt, slot: HeldSlot): boolean => {
+    if (closing || running.size >= options.bound) return false;
+    const run: Promise<void> = runFirstAttempt(deps, first, slot, options.watchdogMs)
+      .catch((error: unknown) => {
+        deps.logger.error("inline webhook attempt failed; its watchdog job or the reconciler repairs it", { task_id: first.taskId, err: error });
+      })
+      .finally(() => running.delete(run));
+    running.add(run);
+    return true;
+  };
+
+  return {
+    handOff(taskId, url, finishedAt) {
+      const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
+      return routeToLane(deps, "main", taskId, 1, url, windowEndsAt, (slot) => start({ taskId, url, finishedAt, windowEndsAt }, slot));
+    },
+    async close() {
+      closing = true;
+      while (running.size > 0) await Promise.all(running);
+    },
+  };
+}
+
+interface FirstAttempt {
+  taskId: string;
+  url: string;
+  finishedAt: Date;
+  windowEndsAt: Date;
+}
+
+/** The job path's steps from the claim on (process-delivery.ts), with what the caller knows in place of the decision read. */
+async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: HeldSlot, watchdogMs: number): Promise<void> {
+  const { taskId, url, finishedAt, windowEndsAt } = first;
+  // The watchdog and the claim go out together: neither waits for the other's round trip.
+  const [added, claimed] = await Promise.allSettled([
+    enqueueWebhookAttempt(deps.webhookQueue, taskId, 1, watchdogMs),
+    claimAttempt(deps.db, taskId, 1, deps.now()),
+  ]);
+  const watchdog = added.status === "fulfilled" ? added.value : undefined;
+  if (!watchdog) deps.logger.warn("inline webhook attempt runs without its watchdog job", { task_id: taskId, err: (added as PromiseRejectedResult).reason });
+  if (claimed.status === "rejected") {
+    deps.logger.warn("inline webhook attempt could not claim; its job runs it", { task_id: taskId, err: claimed.reason });
+    await watchdog?.promote();
+    return;
+  }
+  const claim = claimed.value;
+  if (!claim) {
+    slot.release(workerFailure(WorkerError.StaleClaim));
+    await dismiss(deps, watchdog);
+    return;
+  }
+  const manual = claim.requestedBy !== null;
+  const open: OpenAttempt = { taskId, attempt: 1, manual, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt: finishedAt };
+  const run: Run = { kind: "run", url, manual, dueAt: finishedAt, windowEndsAt, taskFinishedAt: finishedAt };
+  // Pushed back as BullMQ renews a lock: a quarter of its time, while the attempt runs.
+  const renew = watchdog ? setInterval(() => void watchdog.changeDelay(watchdogMs).catch(() => undefined), watchdogMs / 4) : undefined;
+  try {
+    const result = await runAttempt(deps, open, claim, run, slot);
+    await recordResult(deps, open, claim, result);
+  } finally {
+    clearInterval(renew);
+  }
+  await dismiss(deps, watchdog);
+}
+
+/** The attempt is recorded: its watchdog job is not needed (one that already ran, or runs anyway, finds the attempt recorded and skips). */
+async function dismiss(deps: DeliveryDeps, watchdog: Job<WebhookJobData> | undefined): Promise<void> {
+  await watchdog
+    ?.remove()
+    .catch((error: unknown) => deps.logger.warn("could not remove an inline attempt's watchdog job; it skips when it runs", { err: error }));
+}

@@ -1,0 +1,252 @@
+// Inline first attempts (issue 12): with its receiver's ticket, attempt 1 runs in the process that
+// handed it off (no job); otherwise, and past the bound, on Redis or PostgreSQL trouble and while
+// closing, it is queued as before. A process dying in the middle leaves what the reconciler repairs.
+import type { ServerResponse } from "node:http";
+import { createDatabase } from "@gen/db";
+import { webhookJobId, type HostSlots } from "@gen/queues";
+import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
+import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
+import type { DeliveryDeps } from "../../src/delivery/delivery-deps.ts";
+import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.ts";
+import { routeToLane } from "../../src/delivery/host-gate.ts";
+import { reconcileDeliveries } from "../../src/delivery/index.ts";
+import { createInlineAttempts } from "../../src/delivery/inline-attempt.ts";
+import { renderTaskBody } from "../../src/delivery/render-body.ts";
+import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+
+const CAP = 2;
+const TIMEOUT_MS = 2_000;
+let database: Awaited<ReturnType<typeof createScratchDatabase>>;
+let fx: DeliveryFixture;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  // A database of its own: the reconciler below looks at every delivery in it.
+  database = await createScratchDatabase();
+  fx = await createDeliveryFixture({ timeoutMs: TIMEOUT_MS, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP, databaseUrl: database.url });
+}, 60_000);
+afterEach(async () => {
+  await fx.stopWorkers();
+  for (const receiver of receivers.splice(0)) await receiver.close();
+});
+afterAll(async () => {
+  await fx.close();
+  await database.drop();
+});
+
+/** A receiver of its own per test (tickets are counted per host and port); `hold()` keeps answers back until `letGo()`. */
+async function receiver() {
+  const held: ServerResponse[] = [];
+  let holding = false;
+  const server = await startReceiver({
+    tls: fx.cert,
+    handler: (_request, response) => {
+      if (holding) held.push(response);
+      else response.writeHead(200).end("ok");
+    },
+  });
+  receivers.push(server);
+  return Object.assign(server, {
+    url: hookUrl(server.port),
+    held,
+    hold: () => void (holding = true),
+    letGo() {
+      holding = false;
+      for (const response of held.splice(0)) response.writeHead(200).end("ok");
+    },
+  });
+}
+
+/** What createDeliveryWorker gives its attempts, for an inline hand-off on its own. */
+function deliveryDeps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps {
+  return {
+    config: fx.config,
+    db: fx.db,
+    logger: fx.logger,
+    webhookQueue: fx.queue,
+    sender: fx.sender,
+    render: renderTaskBody,
+    now: () => new Date(),
+    hostSlots: createDeliveryHostSlots(fx.redis, fx.config),
+    lane: "main",
+    ...overrides,
+  };
+}
+
+const jobState = (taskId: string) => fx.queue.getJobState(webhookJobId(taskId, 1));
+const delivered = async (taskId: string) => (await fx.delivery(taskId)).status === "delivered";
+const postsFor = (server: Receiver, taskId: string) => server.requests.filter((request) => request.body.toString("utf8").includes(taskId)).length;
+
+test("with a ticket, attempt 1 runs where it was handed off: no job, one POST, and its ticket is given back", async () => {
+  const hooks = await receiver();
+  const worker = fx.startWorker();
+  // More tasks than the host's tickets, one after the other: each finds a free ticket only if the one before gave its back.
+  for (let i = 0; i < 2 * CAP + 1; i++) {
+    const taskId = await fx.createTask({ url: hooks.url });
+    await worker.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+    await fx.waitFor(() => delivered(taskId));
+    // Its watchdog job is removed once the attempt is recorded.
+    await fx.waitFor(async () => (await jobState(taskId)) === "unknown");
+    expect(postsFor(hooks, taskId)).toBe(1);
+    expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
+    // The ticket goes back after the POST, before the finish statement.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+});
+
+test("a job for the same attempt (a duplicate from the reconciler) and the inline attempt send once", async () => {
+  const hooks = await receiver();
+  const worker = fx.startWorker();
+  const taskId = await fx.createTask({ url: hooks.url });
+  await fx.handOff(taskId);
+  await fx.waitFor(() => delivered(taskId));
+  // The inline claim finds nothing pending: no POST, and the ticket is given back.
+  await worker.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  const others: string[] = [];
+  for (let i = 0; i < CAP; i++) others.push(await fx.createTask({ url: hooks.url }));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const other of others) await worker.handOff(other, hooks.url, new Date());
+  for (const other of others) await fx.waitFor(() => delivered(other));
+  expect(postsFor(hooks, taskId)).toBe(1);
+  // Both ran inline (none was taken by the worker): no ticket was left behind by the claim that found nothing.
+  const jobs = await Promise.all(others.map((id) => fx.queue.getJob(webhookJobId(id, 1))));
+  expect(jobs.map((job) => job?.processedOn)).toEqual(others.map(() => undefined));
+});
+
+test("past its bound of inline attempts, a process queues the hand-off", async () => {
+  const hooks = await receiver();
+  hooks.hold();
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 1, watchdogMs: 5_000 });
+  const [first, second] = [await fx.createTask({ url: hooks.url }), await fx.createTask({ url: hooks.url })];
+  await inline.handOff(first, hooks.url, new Date());
+  await fx.waitFor(async () => hooks.held.length === 1);
+  await inline.handOff(second, hooks.url, new Date());
+  // The running one's job is its watchdog (delayed); the second is queued to run now.
+  expect(await jobState(first)).toBe("delayed");
+  expect(await jobState(second)).toBe("waiting");
+  hooks.letGo();
+  await inline.close();
+  expect(await delivered(first)).toBe(true);
+  expect(await jobState(first)).toBe("unknown");
+  fx.startWorker();
+  await fx.waitFor(() => delivered(second));
+});
+
+test("Redis trouble with the tickets: the hand-off queues the attempt, as before", async () => {
+  const hooks = await receiver();
+  const failing: HostSlots = { acquire: () => Promise.reject(new Error("redis down")), release: () => Promise.reject(new Error("redis down")) };
+  const inline = createInlineAttempts(deliveryDeps({ hostSlots: failing }), { bound: 8, watchdogMs: 5_000 });
+  const taskId = await fx.createTask({ url: hooks.url });
+  await inline.handOff(taskId, hooks.url, new Date());
+  expect(await jobState(taskId)).toBe("waiting");
+  await inline.close();
+  expect(hooks.requests).toHaveLength(0);
+});
+
+test("a claim that fails (PostgreSQL unreachable) promotes the watchdog job, which sends the attempt once", async () => {
+  const hooks = await receiver();
+  const unreachable = createDatabase("postgresql://postgres@127.0.0.1:1/none", { connectTimeoutMs: 200 });
+  try {
+    const inline = createInlineAttempts(deliveryDeps({ db: unreachable }), { bound: 8, watchdogMs: 5_000 });
+    const taskId = await fx.createTask({ url: hooks.url });
+    await inline.handOff(taskId, hooks.url, new Date());
+    await inline.close();
+    expect(await jobState(taskId)).toBe("waiting");
+    expect((await fx.delivery(taskId)).status).toBe("pending");
+    fx.startWorker();
+    await fx.waitFor(() => delivered(taskId));
+    expect(postsFor(hooks, taskId)).toBe(1);
+  } finally {
+    await unreachable.$disconnect();
+  }
+});
+
+test("close waits for running inline attempts; later hand-offs are queued", async () => {
+  const hooks = await receiver();
+  hooks.hold();
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 5_000 });
+  const running = await fx.createTask({ url: hooks.url });
+  await inline.handOff(running, hooks.url, new Date());
+  await fx.waitFor(async () => hooks.held.length === 1);
+  let closed = false;
+  const closing = inline.close().then(() => (closed = true));
+  const later = await fx.createTask({ url: hooks.url });
+  await inline.handOff(later, hooks.url, new Date());
+  expect(await jobState(later)).toBe("waiting");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(closed).toBe(false);
+  hooks.letGo();
+  await closing;
+  // Recorded before close returned.
+  expect(await delivered(running)).toBe(true);
+  expect(await jobState(running)).toBe("unknown");
+});
+
+test("a watchdog job held back by a live inline attempt; the attempt recorded, the job is gone", async () => {
+  const hooks = await receiver();
+  hooks.hold();
+  fx.startWorker();
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 400 });
+  const taskId = await fx.createTask({ url: hooks.url });
+  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await fx.waitFor(async () => hooks.held.length === 1);
+  // Several watchdog delays pass while the POST is out: the job is pushed back each time, never run.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  expect(await jobState(taskId)).toBe("delayed");
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual([null]);
+  hooks.letGo();
+  await inline.close();
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
+  expect(await jobState(taskId)).toBe("unknown");
+  expect(postsFor(hooks, taskId)).toBe(1);
+});
+
+test("dying after the claim with the watchdog job gone too (Redis lost it): the reconciler records attempt_lost and schedules attempt 2; the late report changes nothing", async () => {
+  const hooks = await receiver();
+  hooks.hold();
+  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 5_000 });
+  const taskId = await fx.createTask({ url: hooks.url });
+  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await fx.waitFor(async () => hooks.held.length === 1);
+  expect((await fx.delivery(taskId)).status).toBe("in_progress");
+  await fx.queue.remove(webhookJobId(taskId, 1));
+
+  // What is left is an open attempt and no job. Later than the longest attempt (render 2 s + the
+  // timeout) plus the grace, the reconciler finds it.
+  const later = () => new Date(Date.now() + 2_000 + TIMEOUT_MS + 1_000);
+  const result = await reconcileDeliveries({ config: fx.config, db: fx.db, webhookQueue: fx.queue, logger: fx.logger, now: later }, { graceMs: 0 });
+  expect(result.lost).toBe(1);
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["attempt_lost"]);
+  expect(await fx.queue.getJobState(webhookJobId(taskId, 2))).toBe("delayed");
+
+  // The receiver answers after all: the attempt was already recorded, so the schedule is not touched twice.
+  hooks.letGo();
+  await inline.close();
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["attempt_lost"]);
+  const delivery = await fx.delivery(taskId);
+  expect([delivery.status, delivery.attempts, delivery.lastError]).toEqual(["in_progress", 1, "attempt_lost"]);
+  expect(postsFor(hooks, taskId)).toBe(1);
+  await fx.queue.remove(webhookJobId(taskId, 2));
+});
+
+test("dying between the ticket and the watchdog job: the reconciler enqueues attempt 1, whose job uses the ticket the dead attempt held", async () => {
+  const hooks = await receiver();
+  const deps = deliveryDeps();
+  const finishedAt = new Date(Date.now() - 1_000);
+  const tasks = [await fx.createTask({ url: hooks.url, finishedAt }), await fx.createTask({ url: hooks.url, finishedAt })];
+  // Every ticket of the host is taken by an inline attempt that never got to its watchdog job or its claim.
+  for (const taskId of tasks) await routeToLane(deps, "main", taskId, 1, hooks.url, new Date(finishedAt.getTime() + 30_000), () => true);
+  for (const taskId of tasks) {
+    expect(await jobState(taskId)).toBe("unknown");
+    expect((await fx.delivery(taskId)).status).toBe("pending");
+  }
+
+  const result = await reconcileDeliveries({ config: fx.config, db: fx.db, webhookQueue: fx.queue, logger: fx.logger }, { graceMs: 0 });
+  expect(result.enqueued).toBeGreaterThanOrEqual(tasks.length);
+  const started = Date.now();
+  fx.startWorker();
+  for (const taskId of tasks) await fx.waitFor(() => delivered(taskId));
+  // Well inside the tickets' lease (render 2 s + timeout + 5 s): each job asked for its own ticket, held already.
+  expect(Date.now() - started).toBeLessThan(4_000);
+  for (const taskId of tasks) expect(postsFor(hooks, taskId)).toBe(1);
+});
