@@ -4,25 +4,28 @@ import { newTaskId } from "@gen/ids";
 const CHUNK = 5_000;
 
 /** Tasks of one user with a webhook, still running (a `pending` delivery), inserted in bulk. */
-export async function createRunningTasks(db: Database, userId: string, url: string, count: number): Promise<string[]> {
+/** `count` running tasks with a webhook; given several URLs, task i goes to `urls[i % urls.length]`. */
+export async function createRunningTasks(db: Database, userId: string, urls: string | string[], count: number): Promise<string[]> {
+  const list = typeof urls === "string" ? [urls] : urls;
   const ids = Array.from({ length: count }, () => newTaskId());
+  const urlOf = (index: number) => list[index % list.length]!;
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
     await db.task.createMany({
-      data: chunk.map((id) => ({
+      data: chunk.map((id, n) => ({
         id,
         userId,
         endpoint: "images",
         model: "sim-image-1",
         status: "in_progress",
         input: { prompt: "bench" },
-        webhookUrl: url,
+        webhookUrl: urlOf(i + n),
         requestId: "req_000000000000000000000000",
         billingMethod: "flat",
         reservedCredits: 4,
       })),
     });
-    await db.webhookDelivery.createMany({ data: chunk.map((taskId) => ({ taskId, url, status: "pending" })) });
+    await db.webhookDelivery.createMany({ data: chunk.map((taskId, n) => ({ taskId, url: urlOf(i + n), status: "pending" })) });
   }
   return ids;
 }

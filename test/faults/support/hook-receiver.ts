@@ -17,6 +17,8 @@ interface HookPost {
 export interface HookReceiver {
   /** The webhook_url to submit: a public-looking name that only the app processes map to loopback. */
   url: string;
+  /** `url` and one more per alias: the same receiver under other host names (one per customer, say). */
+  urls: string[];
   /** Its certificate authority, to share with a second receiver of the same scenario. */
   ca: KeyPair;
   /** Environment for app processes: name mapping, allow list, and trust in the test CA. */
@@ -44,12 +46,14 @@ export function describeWithReceiver(title: string, body: () => void): void {
  * An HTTPS receiver for the fault scenarios: counts POSTs per task id (from the body's `id`), and
  * answers as the behaviour says, possibly after a delay (a delivery "in flight").
  */
-export async function startHookReceiver(behaviour: HookBehaviour = () => ({ status: 200 }), sharedCa?: KeyPair): Promise<HookReceiver> {
-  const name = `hooks-${randomBytes(4).toString("hex")}.faults.example`;
+export async function startHookReceiver(behaviour: HookBehaviour = () => ({ status: 200 }), sharedCa?: KeyPair, aliases = 0): Promise<HookReceiver> {
+  const id = randomBytes(4).toString("hex");
+  // Host tickets are counted per host name, so aliases are receivers of their own to the worker.
+  const names = [`hooks-${id}.faults.example`, ...Array.from({ length: aliases }, (_, n) => `hooks-${id}-${n + 1}.faults.example`)];
   // Receivers of one scenario share a CA: NODE_EXTRA_CA_CERTS takes one file, and two CAs of one
   // name in it would not verify.
   const ca = sharedCa ?? (await createTestCa("fault suite CA"));
-  const tls = await issueServerCert([name], { ca });
+  const tls = await issueServerCert(names, { ca });
   const dir = mkdtempSync(path.join(os.tmpdir(), "faults-ca-"));
   const caFile = path.join(dir, "ca.pem");
   writeFileSync(caFile, ca.cert);
@@ -91,9 +95,10 @@ export async function startHookReceiver(behaviour: HookBehaviour = () => ({ stat
   const server = receiver;
 
   return {
-    url: `https://${name}/hooks/faults?secret=f4ult`,
+    url: `https://${names[0]}/hooks/faults?secret=f4ult`,
+    urls: names.map((name) => `https://${name}/hooks/faults?secret=f4ult`),
     ca,
-    childEnv: { FAULT_HOSTS: `${name}=${address}`, WEBHOOK_ALLOWED_CIDRS: `${address}/32`, NODE_EXTRA_CA_CERTS: caFile },
+    childEnv: { FAULT_HOSTS: names.map((name) => `${name}=${address}`).join(","), WEBHOOK_ALLOWED_CIDRS: `${address}/32`, NODE_EXTRA_CA_CERTS: caFile },
     posts,
     inFlight: () => waiting,
     total: () => [...posts.values()].reduce((sum, list) => sum + list.length, 0),
