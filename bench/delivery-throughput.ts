@@ -15,7 +15,7 @@ import { createDeliveryHostSlots } from "../apps/worker/src/delivery/delivery-ho
 import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
 import { createInlineAttempts } from "../apps/worker/src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../apps/worker/src/delivery/render-body.ts";
-import { resolverFor } from "../packages/webhook-sender/test/helpers/fake-resolver.ts";
+import { fakeResolver } from "../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
@@ -259,12 +259,15 @@ function generationHandOff(
     const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
     return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => slowQueue.close() };
   }
-  // The app processes map the receiver's name to loopback (FAULT_HOSTS) and trust its CA; so does this sender.
-  const [name, address] = ctx.receiver.childEnv.FAULT_HOSTS!.split("=") as [string, string];
+  // The app processes map the receiver's names to loopback (FAULT_HOSTS) and trust its CA; so does this sender.
+  const names = new Map(ctx.receiver.childEnv.FAULT_HOSTS!.split(",").map((entry) => entry.split("=") as [string, string]));
   const sender = createWebhookSender({
     timeoutMs: config.webhookTimeoutMs,
     allowedCidrs: config.webhookAllowedCidrs,
-    lookup: resolverFor(name, [address]),
+    lookup: fakeResolver((hostname) => {
+      const address = names.get(hostname);
+      return address === undefined ? { code: "ENOTFOUND" } : [address];
+    }),
     ca: ctx.receiver.ca.cert,
   });
   const inline = createInlineAttempts(

@@ -60,6 +60,7 @@ export async function dispatchStages(
     spans.claim.push(claim - (processedOn === null ? t.enqueued : Number(processedOn)));
     spans.send.push(arrivals(id) - claim);
   });
-  const stages = STAGES.map((stage) => `${stage} ${median(spans[stage])}/${percentile(spans[stage], 99)}`).join(", ");
+  // A stage no attempt went through (pickup, when every attempt ran inline) shows as "-".
+  const stages = STAGES.map((stage) => `${stage} ${spans[stage].length === 0 ? "-" : `${median(spans[stage])}/${percentile(spans[stage], 99)}`}`).join(", ");
   return `stages p50/p99 ms: ${stages}; ${inline} of ${ids.length} inline; parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
 }
