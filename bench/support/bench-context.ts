@@ -22,7 +22,7 @@ export interface BenchContext {
 }
 
 /** How many host names the bench's receiver answers to (see `receiver.urls`). */
-export const RECEIVER_HOSTS = 8;
+const RECEIVER_HOSTS = 8;
 
 /**
  * The real gateway and worker processes (as `pnpm start` runs them) on a throwaway database and a
