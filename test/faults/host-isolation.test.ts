@@ -53,7 +53,9 @@ async function stages(tasks: { id: string; finishedAt: Date | null }[]): Promise
       rows.run.push(post - job.processedOn);
     }
     const fmt = (values: number[]) => (values.sort((a, b) => a - b), `p50 ${percentile(values, 50)} / p99 ${percentile(values, 99)} ms`);
-    return `hand-off ${fmt(rows.handOff)}; queue wait ${fmt(rows.wait)}; run ${fmt(rows.run)} (${rows.run.length} jobs)`;
+    // Attempts that ran inline (in the process that finished the task) leave no job behind.
+    if (rows.run.length === 0) return `every attempt ran inline (no jobs)`;
+    return `hand-off ${fmt(rows.handOff)}; queue wait ${fmt(rows.wait)}; run ${fmt(rows.run)} (${rows.run.length} jobs; the other ${tasks.length - rows.run.length} inline)`;
   } finally {
     await queue.close();
     connection.disconnect();
