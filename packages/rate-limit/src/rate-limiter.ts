@@ -18,23 +18,27 @@ export interface RateDecision {
 
 // GCRA (a token bucket without a refill job): one key per user and class holding the "theoretical
 // arrival time". One EVALSHA per request, clocked by Redis TIME so every gateway instance agrees.
-const GCRA = `
+// The step is written once and shared by the three scripts below.
+const GCRA_STEP = `
+local function gcra(key, now, interval, burst)
+  local tat = tonumber(redis.call('GET', key) or now)
+  if tat < now then tat = now end
+  local next_tat = tat + interval
+  local allow_at = next_tat - burst * interval
+  if allow_at > now then
+    return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+  end
+  redis.call('SET', key, next_tat, 'PX', math.ceil(next_tat - now))
+  return {1, math.floor((now - allow_at) / interval), 0, math.ceil(next_tat - now)}
+end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local interval = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local next_tat = tat + interval
-local allow_at = next_tat - burst * interval
-if allow_at > now then
-  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
-end
-redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now))
-return {1, math.floor((now - allow_at) / interval), 0, math.ceil(next_tat - now)}
 `;
 
-// The same script with the key's revocation marker read first, so a gateway that answers from its
+const GCRA = `${GCRA_STEP}
+return gcra(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]))`;
+
+// The same with the key's revocation marker read first, so a gateway that answers from its
 // key-to-user cache still sees a revocation on the next request at no extra round trip.
 const GCRA_UNLESS_REVOKED = `
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1, 0, 0, 0} end
@@ -44,28 +48,14 @@ ${GCRA}`;
 // marker), ARGV triples (interval, burst, whether to read the marker); the answer is the four
 // numbers of each take in turn. One clock read serves them all, and takes of the same bucket run in
 // arrival order, each seeing the one before, as separate calls would.
-const GCRA_GATHERED = `
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+const GCRA_GATHERED = `${GCRA_STEP}
 local out = {}
 for i = 1, #KEYS / 2 do
-  local key = KEYS[2 * i - 1]
-  local interval = tonumber(ARGV[3 * i - 2])
-  local burst = tonumber(ARGV[3 * i - 1])
-  if ARGV[3 * i] == '1' and redis.call('EXISTS', KEYS[2 * i]) == 1 then
-    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0
-  else
-    local tat = tonumber(redis.call('GET', key) or now)
-    if tat < now then tat = now end
-    local next_tat = tat + interval
-    local allow_at = next_tat - burst * interval
-    if allow_at > now then
-      out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = math.ceil(allow_at - now); out[#out + 1] = math.ceil(tat - now)
-    else
-      redis.call('SET', key, next_tat, 'PX', math.ceil(next_tat - now))
-      out[#out + 1] = 1; out[#out + 1] = math.floor((now - allow_at) / interval); out[#out + 1] = 0; out[#out + 1] = math.ceil(next_tat - now)
-    end
+  local answer = {-1, 0, 0, 0}
+  if ARGV[3 * i] ~= '1' or redis.call('EXISTS', KEYS[2 * i]) == 0 then
+    answer = gcra(KEYS[2 * i - 1], now, tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]))
   end
+  for j = 1, 4 do out[#out + 1] = answer[j] end
 end
 return out
 `;
