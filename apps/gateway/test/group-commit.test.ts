@@ -146,9 +146,11 @@ async function gatewayRefusingBatches(error: () => Error): Promise<{ gw: TestGat
   let refused = 0;
   const plugin: Parameters<GatewayDeps["db"]["$kysely"]["withPlugin"]>[0] = {
     transformQuery(args) {
-      // insertTask is insertTasks with one row: only a statement of several tasks is refused.
-      const ids = args.node.kind === "RawNode" ? (args.node.parameters[0] as { value?: unknown }).value : undefined;
-      if (args.node.kind === "RawNode" && args.node.sqlFragments.join("").includes("WITH ORDINALITY") && Array.isArray(ids) && ids.length > 1) {
+      // insertTask is insertTasks with one row: only a statement of several tasks (its one parameter
+      // a JSON array of them) is refused.
+      const tasks = args.node.kind === "RawNode" ? (args.node.parameters[0] as { value?: unknown }).value : undefined;
+      const rows: unknown = typeof tasks === "string" && tasks.startsWith("[") ? JSON.parse(tasks) : undefined;
+      if (args.node.kind === "RawNode" && args.node.sqlFragments.join("").includes("WITH ORDINALITY") && Array.isArray(rows) && rows.length > 1) {
         refused++;
         throw error();
       }

@@ -12,11 +12,18 @@ let outcomes: ((outcome: unknown) => void)[] = [];
 
 beforeAll(async () => {
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    jsonBody(req as Request, res as unknown as Response, (error?: unknown) => {
-      const outcome = error ? { code: (error as { code?: number }).code } : { body: (req as Request).body as unknown };
-      outcomes.shift()?.(outcome);
-      if (!res.destroyed) res.end(JSON.stringify(outcome));
-    });
+    const read = () =>
+      jsonBody(req as Request, res as unknown as Response, (error?: unknown) => {
+        const outcome = error ? { code: (error as { code?: number }).code } : { body: (req as Request).body as unknown };
+        // `x-late`: how the body was taken (the listener path sets the stream flowing).
+        const late = req.headers["x-late"] === undefined ? {} : { flowing: req.readableFlowing === true };
+        outcomes.shift()?.({ ...outcome, ...late });
+        if (!res.destroyed) res.end(JSON.stringify(outcome));
+      });
+    // `x-late`: the reader runs once the whole request is in, as it does behind auth and the limiter.
+    const whenComplete = () => (req.complete ? read() : setImmediate(whenComplete));
+    if (req.headers["x-late"] === undefined) read();
+    else whenComplete();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as { port: number }).port;
@@ -53,6 +60,15 @@ describe("jsonBody", () => {
   it("reads a plain body sent in pieces, a character split between them", async () => {
     const split = bytes.indexOf(0xc3) + 1;
     expect(await send({ "content-length": bytes.length }, [bytes.subarray(0, split), bytes.subarray(split)])).toEqual({ body: JSON.parse(text) });
+  });
+
+  it("takes a body already buffered when it runs (behind auth and the limiter) with one read, no listeners", async () => {
+    expect(await send({ "content-length": bytes.length, "x-late": 1 }, [bytes])).toEqual({ body: JSON.parse(text), flowing: false });
+    const split = bytes.indexOf(0xc3) + 1;
+    expect(await send({ "content-length": bytes.length, "x-late": 1 }, [bytes.subarray(0, split), bytes.subarray(split)])).toEqual({
+      body: JSON.parse(text),
+      flowing: false,
+    });
   });
 
   it("reads chunked and gzip bodies through body-parser as before", async () => {

@@ -106,7 +106,7 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<Task | u
   return created;
 }
 
-// RETURNING list of the plain-SQL statements on tasks (`insertTasks`, `closeReservation`): TASK_SELECTION with quoted camel-case aliases.
+// RETURNING list of the plain-SQL statements that hand back a whole task (`closeReservation`): TASK_SELECTION with quoted camel-case aliases.
 export const TASK_RETURNING = sql.raw(
   TASK_SELECTION.map((column) => {
     const [name, alias] = column.split(" as ");
@@ -131,20 +131,18 @@ export const TASK_RETURNING = sql.raw(
  */
 export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Task | undefined)[]> {
   if (tasks.length === 0) return [];
-  const column = <T>(pick: (task: NewTask) => T): T[] => tasks.map(pick);
-  // A prepared statement (prepared-statements.ts): one text for any number of tasks, as arrays.
+  // A prepared statement (prepared-statements.ts): one text for any number of tasks, as ONE json
+  // parameter (one native JSON.stringify; thirteen text arrays cost the gateway a pg array
+  // serialisation per column, the input's escaping included: bench/README.md "h-submit").
   // The CTEs nobody reads have no RETURNING: PostgreSQL runs them all the same.
   const rows = await executePrepared(
     db,
-    sql<Task>`
+    sql<{ id: string; createdAt: Date }>`
     WITH input AS (
-      SELECT * FROM unnest(
-        ${column((t) => t.id)}::text[], ${column((t) => t.userId)}::text[], ${column((t) => t.endpoint)}::text[],
-        ${column((t) => t.model)}::text[], ${column((t) => JSON.stringify(t.input))}::text[], ${column((t) => t.webhookUrl)}::text[],
-        ${column((t) => t.requestId)}::text[], ${column((t) => t.billingMethod)}::text[], ${column((t) => t.reserve.kind)}::text[],
-        ${column((t) => t.reserve.amount)}::int[], ${column((t) => t.reserve.delta)}::int[],
-        ${column((t) => t.idempotency?.key ?? null)}::text[], ${column((t) => t.idempotency?.requestHash ?? null)}::text[]
-      ) WITH ORDINALITY AS i(id, user_id, endpoint, model, input, webhook_url, request_id, billing_method, kind, amount, delta, idempotency_key, request_hash, ord)
+      SELECT * FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(tasks.map(inputRow))}::jsonb) AS (
+        id text, user_id text, endpoint text, model text, input jsonb, webhook_url text, request_id text, billing_method text,
+        kind text, amount int, delta int, idempotency_key text, request_hash text
+      )) WITH ORDINALITY AS i(id, user_id, endpoint, model, input, webhook_url, request_id, billing_method, kind, amount, delta, idempotency_key, request_hash, ord)
     ),
     -- FOR UPDATE returns each balance as last committed and holds it until this statement commits.
     balance AS (
@@ -162,8 +160,8 @@ export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Tas
     ),
     task AS (
       INSERT INTO tasks (id, user_id, endpoint, model, status, input, webhook_url, request_id, billing_method, reserved_credits)
-      SELECT id, user_id, endpoint, model, ${TaskStatus.Queued}, input::jsonb, webhook_url, request_id, billing_method, amount FROM accepted ORDER BY ord
-      RETURNING ${TASK_RETURNING}
+      SELECT id, user_id, endpoint, model, ${TaskStatus.Queued}, input, webhook_url, request_id, billing_method, amount FROM accepted ORDER BY ord
+      RETURNING id, created_at
     ),
     reserve AS (
       INSERT INTO ledger_entries (user_id, task_id, kind, amount, delta)
@@ -177,10 +175,65 @@ export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Tas
       INSERT INTO idempotency_keys (user_id, key, request_hash, task_id)
       SELECT user_id, idempotency_key, request_hash, id FROM accepted WHERE idempotency_key IS NOT NULL
     )
-    SELECT * FROM task`,
+    SELECT id, created_at AS "createdAt" FROM task`,
   );
-  const created = new Map(rows.map((row) => [row.id, row]));
-  return tasks.map((task) => created.get(task.id));
+  const created = new Map(rows.map((row) => [row.id, row.createdAt]));
+  return tasks.map((task) => {
+    const createdAt = created.get(task.id);
+    return createdAt === undefined ? undefined : createdTask(task, createdAt);
+  });
+}
+
+const inputRow = (t: NewTask) => ({
+  id: t.id,
+  user_id: t.userId,
+  endpoint: t.endpoint,
+  model: t.model,
+  input: t.input,
+  webhook_url: t.webhookUrl,
+  request_id: t.requestId,
+  billing_method: t.billingMethod,
+  kind: t.reserve.kind,
+  amount: t.reserve.amount,
+  delta: t.reserve.delta,
+  idempotency_key: t.idempotency?.key ?? null,
+  request_hash: t.idempotency?.requestHash ?? null,
+});
+
+/**
+ * The row the insert wrote, without reading it back: every column is the statement's input or
+ * NULL but the two timestamps, which are the statement's `now()` as stored (millisecond
+ * precision). Returning all 23 columns per task (`input` parsed back from jsonb, four timestamps)
+ * was about 4 % of the gateway's CPU per submission (bench/README.md "h-submit"). `input` is the
+ * object as submitted: the same JSON value as the stored jsonb, whose key order may differ (what
+ * a later read returns).
+ */
+function createdTask(task: NewTask, createdAt: Date): Task {
+  return {
+    id: task.id,
+    userId: task.userId,
+    endpoint: task.endpoint,
+    model: task.model,
+    status: TaskStatus.Queued,
+    input: task.input as Task["input"],
+    output: null,
+    errorCode: null,
+    errorMessage: null,
+    webhookUrl: task.webhookUrl,
+    requestId: task.requestId,
+    billingMethod: task.billingMethod,
+    reservedCredits: task.reserve.amount,
+    chargedCredits: null,
+    refundedCredits: null,
+    tokensInput: null,
+    tokensOutput: null,
+    createdAt,
+    updatedAt: new Date(createdAt.getTime()),
+    startedAt: null,
+    finishedAt: null,
+    upstreamId: null,
+    discardedAt: null,
+  };
 }
 
 /**
