@@ -41,10 +41,7 @@ describe("a level below the logger's", () => {
   test("is dropped before any format runs; enabled levels, children and a raised level still write", () => {
     const { lines, logger } = capture();
     const formatted: string[] = [];
-    logger.format = winston.format.combine(
-      winston.format((info) => (formatted.push(String(info.message)), info))(),
-      logger.format,
-    );
+    logger.format = winston.format.combine(winston.format((info) => (formatted.push(String(info.message)), info))(), logger.format);
     logger.debug("dropped", { task_id: "tsk_1" });
     expect(formatted).toEqual([]);
     logger.info("kept", { task_id: "tsk_1" });
