@@ -36,3 +36,24 @@ describe("createLogger", () => {
     expect(lines[0]!.err).toMatchObject({ message: "Timeout awaiting 'request' for 10000ms", code: "ETIMEDOUT" });
   });
 });
+
+describe("a level below the logger's", () => {
+  test("is dropped before any format runs; enabled levels, children and a raised level still write", () => {
+    const { lines, logger } = capture();
+    const formatted: string[] = [];
+    logger.format = winston.format.combine(winston.format((info) => (formatted.push(String(info.message)), info))(), logger.format);
+    logger.debug("dropped", { task_id: "tsk_1" });
+    expect(formatted).toEqual([]);
+    logger.info("kept", { task_id: "tsk_1" });
+    logger.child({ request_id: "req_1" }).warn("from a child");
+    logger.child({ request_id: "req_2" }).debug("dropped too");
+    logger.level = "debug";
+    logger.debug("now kept");
+    expect(formatted).toEqual(["kept", "from a child", "now kept"]);
+    expect(lines.map((line) => [line.level, line.message, line.request_id])).toEqual([
+      ["info", "kept", undefined],
+      ["warn", "from a child", "req_1"],
+      ["debug", "now kept", undefined],
+    ]);
+  });
+});

@@ -3,7 +3,7 @@ import https from "node:https";
 import { isIP } from "node:net";
 import type { SecureContextOptions } from "node:tls";
 import { WireError } from "@gen/domain";
-import got, { type Request as GotRequest, type RequestFunction } from "got";
+import got, { type BeforeRequestHook, type Request as GotRequest, type RequestFunction } from "got";
 import { createAddressPolicy, createGuardedLookup, type AddressLookup } from "@gen/webhook-url";
 import type { AttemptOutcome } from "./attempt-outcome.ts";
 import { classifyFailure } from "./classify-failure.ts";
@@ -12,6 +12,18 @@ import { parseSendTarget } from "./send-target.ts";
 import { statusOutcome } from "./status-outcome.ts";
 
 export const WEBHOOK_USER_AGENT = "service-Webhook/1";
+const CONTENT_TYPE = "application/json";
+
+/**
+ * got spreads `cacheOptions` (four keys, all unset when nothing is cached) into the object literal
+ * of ~30 fields it builds for Node on every request (`createNativeRequestOptions`), and V8 builds
+ * that literal about ten times slower after a non-empty spread: 55-70 µs per request, the largest
+ * single cost of an attempt in the worker's profile (bench/README.md "h-retry"). Nothing is cached
+ * (no `cache` option), so the request's own copy is emptied just before got builds that object.
+ */
+const emptyCacheOptions: BeforeRequestHook = (options) => {
+  options.cacheOptions = {};
+};
 
 // Below the 5 s idle limit of Node servers (and most proxies), so we rarely pick a pooled
 // socket the receiver is closing at that moment; a server's `Keep-Alive: timeout=` hint can
@@ -66,6 +78,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     decompress: false,
     timeout: { request: timeoutMs },
     https: { rejectUnauthorized: true },
+    headers: { "content-type": CONTENT_TYPE, "user-agent": WEBHOOK_USER_AGENT },
+    hooks: { beforeRequest: [emptyCacheOptions] },
   });
 
   const inFlight = new Set<GotRequest>();
@@ -85,23 +99,19 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     }
 
     const wireHeaders = {
-      "Content-Type": "application/json",
+      "Content-Type": CONTENT_TYPE,
       "User-Agent": WEBHOOK_USER_AGENT,
       "Content-Length": String(Buffer.byteLength(body)),
     };
     // The last hop before Node: the request line gets the raw path and query, and the headers are
     // exactly ours (Node adds only Host and Connection).
     const request: RequestFunction = (requestUrl, requestOptions, callback) =>
-      https.request(requestUrl, { ...requestOptions, path: target.requestTarget, headers: wireHeaders }, callback);
+      https.request(requestUrl, nodeOptions(requestOptions, target.requestTarget, wireHeaders), callback);
 
     return new Promise((resolve) => {
       let stream: GotRequest;
       try {
-        stream = client.stream(target.url, {
-          body,
-          request,
-          headers: { "content-type": wireHeaders["Content-Type"], "user-agent": WEBHOOK_USER_AGENT },
-        });
+        stream = client.stream(target.url, { body, request });
       } catch (error) {
         resolve(failed(classifyFailure(error), describe(error)));
         return;
@@ -135,6 +145,22 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       agent.destroy();
     },
   };
+}
+
+/**
+ * got's options for Node carry ~30 fields, most of them unset here; Node copies them twice more
+ * (https.request onto the URL's fields, ClientRequest), each copy paying for every field, ~50 µs
+ * per request in all. Only the set ones are passed on, with our request line and headers.
+ */
+function nodeOptions(fromGot: https.RequestOptions, path: string, headers: Record<string, string>): https.RequestOptions {
+  const options: Record<string, unknown> = {};
+  for (const key in fromGot) {
+    const value = fromGot[key as keyof https.RequestOptions];
+    if (value !== undefined) options[key] = value;
+  }
+  options.path = path;
+  options.headers = headers;
+  return options;
 }
 
 function failed(lastError: Exclude<AttemptOutcome, { ok: true }>["lastError"], detail: string): AttemptOutcome {
