@@ -26,25 +26,9 @@ afterAll(() => db.$disconnect());
 async function deliveryOf(delivery: { status: string; attempts?: number; nextAttemptAt?: Date | null }) {
   const id = newTaskId();
   const finishedAt = new Date();
-  await db.task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "images",
-      model: "sim-image-1",
-      status: "completed",
-      input: { prompt: "x" },
-      output: { images: ["https://cdn.example/x.png"] },
-      webhookUrl: "https://h.example/x",
-      requestId: "req_1",
-      billingMethod: "flat",
-      reservedCredits: 4,
-      chargedCredits: 4,
-      refundedCredits: 0,
-      startedAt: finishedAt,
-      finishedAt,
-    },
-  });
+  // Only what a decision and a claim read: a terminal task and its end.
+  const task = { id, userId, endpoint: "images", model: "sim-image-1", status: "completed", input: {}, requestId: "req_1", billingMethod: "flat" };
+  await db.task.create({ data: { ...task, reservedCredits: 4, finishedAt } });
   await db.webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
   return { taskId: id, finishedAt };
 }
