@@ -1,5 +1,7 @@
+import { sql } from "kysely";
 import { claimAttemptRows, createDatabase, finishAttemptRows, listAttempts, loadDeliveryStates, type AttemptRecord, type ClaimRequest } from "@gen/db";
 import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
+import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
 
 // The three statements of an attempt, in their one (batched) form. A lone attempt is a batch of
 // one: every condition is checked that way first (stateOf, claimOne, finishOne), then in batches
@@ -291,4 +293,47 @@ test("batched finishes: every shape per row, and a second report of an attempt c
   expect(await row(keeps.taskId)).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });
   expect(await row(fails.taskId)).toMatchObject({ status: "failed", deliveredAt: null });
   expect((await listAttempts(db, delivers.taskId))[0]).toMatchObject({ outcome: "delivered", responseStatus: 200, finishedAt });
+});
+
+// A generic plan estimated for ten rows looks costlier than a one-row custom plan on tables of some
+// size, and PostgreSQL then plans a lone attempt at every call: the `LIMIT` of each text is what
+// keeps the generic plan (batched-statement.ts). On a scratch database with tables of some size,
+// analyzed, as in production.
+test("lone attempts keep the generic plan of each statement: after five custom plans none is planned again", async () => {
+  const scratch = await createScratchDatabase();
+  const one = createDatabase(scratch.url, { max: 1 });
+  try {
+    await sql`INSERT INTO users (id, credits) VALUES (${userId}, 0)`.execute(one.$kysely);
+    await sql`INSERT INTO tasks (id, user_id, endpoint, model, status, input, request_id, billing_method, reserved_credits, webhook_url, finished_at)
+      SELECT 'task_' || g, ${userId}, 'images', 'sim-image-1', 'completed', '{}', 'req_1', 'flat', 4, 'https://h.example/x', now()
+      FROM generate_series(1, 20000) g`.execute(one.$kysely);
+    await sql`INSERT INTO webhook_deliveries (task_id, url, status, attempts, updated_at) SELECT id, webhook_url, 'delivered', 1, now() FROM tasks`.execute(
+      one.$kysely,
+    );
+    await sql`INSERT INTO webhook_attempts (id, task_id, attempt_no, started_at, finished_at, outcome) SELECT 'whd_' || id, id, 1, now(), now(), 'delivered' FROM tasks`.execute(
+      one.$kysely,
+    );
+    await sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0 WHERE task_id IN (SELECT 'task_' || g FROM generate_series(1, 8) g)`.execute(
+      one.$kysely,
+    );
+    await sql`DELETE FROM webhook_attempts WHERE task_id IN (SELECT 'task_' || g FROM generate_series(1, 8) g)`.execute(one.$kysely);
+    await sql`ANALYZE`.execute(one.$kysely);
+    for (let i = 1; i <= 8; i++) {
+      const taskId = `task_${i}`;
+      expect(await loadDeliveryStates(one, [{ taskId, attempt: 1 }])).toEqual([expect.objectContaining({ status: "pending" })]);
+      const attemptId = newDeliveryId();
+      expect(await claimAttemptRows(one, [{ taskId, attempt: 1, id: attemptId, now: new Date() }])).toEqual([expect.anything()]);
+      expect(await finishAttemptRows(one, [record({ attempt: 1, attemptId }, {})])).toEqual(["failed"]);
+    }
+    const plans = await sql<{ generic: number; custom: number }>`
+      SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%unnest%'`.execute(one.$kysely);
+    expect(plans.rows).toEqual([
+      { generic: 3, custom: 5 },
+      { generic: 3, custom: 5 },
+      { generic: 3, custom: 5 },
+    ]);
+  } finally {
+    await one.$disconnect();
+    await scratch.drop();
+  }
 });

@@ -35,7 +35,7 @@ export type TaskForBody = Pick<
  * row is gone is not claimed (the join on tasks).
  */
 const CLAIMS = `
-WITH r AS (SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[]) WITH ORDINALITY AS r(task_id, attempt, id, now, ord)),
+WITH r AS (SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[]) WITH ORDINALITY AS r(task_id, attempt, id, now, ord) LIMIT $7),
 claimed AS (
   UPDATE webhook_deliveries d
   SET status = $5, attempts = r.attempt, last_attempt_at = r.now, next_attempt_at = NULL, updated_at = r.now
@@ -83,6 +83,7 @@ export async function claimAttemptRows(
       items.map((item) => item.now),
       DeliveryStatus.InProgress,
       DeliveryStatus.Pending,
+      items.length,
     ],
     items.length,
   );

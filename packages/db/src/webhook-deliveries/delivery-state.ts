@@ -24,12 +24,17 @@ const STATES = `
 SELECT (r.ord - 1)::int AS ord, d.task_id AS "taskId", d.url, d.status, d.attempts, d.next_attempt_at AS "nextAttemptAt",
        d.redelivery_requested_by AS "redeliveryRequestedBy", t.status AS "taskStatus", t.finished_at AS "taskFinishedAt",
        a.id AS "attemptId", a.started_at AS "attemptStartedAt", a.finished_at AS "attemptFinishedAt", a.requested_by AS "attemptRequestedBy"
-FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(task_id, attempt, ord)
+FROM (SELECT * FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS u(task_id, attempt, ord) LIMIT $3) AS r
 JOIN webhook_deliveries d ON d.task_id = r.task_id
 JOIN tasks t ON t.id = d.task_id
 LEFT JOIN webhook_attempts a ON a.task_id = d.task_id AND a.attempt_no = r.attempt`;
 
 /** The state of each (task, attempt) pair, in one round trip: one answer per pair, in order (undefined: no delivery). */
 export async function loadDeliveryStates(db: Database, items: readonly { taskId: string; attempt: number }[]): Promise<(DeliveryState | undefined)[]> {
-  return runBatched<DeliveryState & { ord: number }>(db, STATES, [items.map((item) => item.taskId), items.map((item) => item.attempt)], items.length);
+  return runBatched<DeliveryState & { ord: number }>(
+    db,
+    STATES,
+    [items.map((item) => item.taskId), items.map((item) => item.attempt), items.length],
+    items.length,
+  );
 }

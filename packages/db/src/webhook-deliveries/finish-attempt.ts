@@ -29,6 +29,7 @@ const FINISHES = `
 WITH r AS (
   SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::timestamptz[], $10::bool[], $11::bool[])
     WITH ORDINALITY AS r(attempt_id, attempt, finished_at, outcome, response_status, duration_ms, status, last_error, next_attempt_at, keeps, delivered, ord)
+  LIMIT $15
 ),
 closed AS (
   UPDATE webhook_attempts a
@@ -67,6 +68,7 @@ export async function finishAttemptRows(db: Database, records: readonly AttemptR
       DeliveryStatus.Delivered,
       DeliveryStatus.Failed,
       DeliveryStatus.InProgress,
+      records.length,
     ],
     records.length,
   );
