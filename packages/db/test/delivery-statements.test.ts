@@ -224,6 +224,25 @@ test("a lone state read of a delivery that does not exist, or whose task row is 
   expect(await stateOf(taskId, 1)).toBeUndefined();
 });
 
+test("hostile task ids travel inside the arrays as plain values: no answer, no error, the other rows unharmed", async () => {
+  const taskId = await deliveryOf({ status: "pending" });
+  const hostile = ['a"b', "{x,y}", "a\\b", "NULL", "", "x'); DROP TABLE tasks; --", "é\u2028"];
+  expect(
+    await loadDeliveryStates(
+      db,
+      [...hostile, taskId].map((id) => ({ taskId: id, attempt: 1 })),
+    ),
+  ).toEqual([...hostile.map(() => undefined), expect.objectContaining({ taskId, status: "pending" })]);
+  const now = new Date();
+  const answers = await claimAttemptRows(
+    db,
+    [...hostile, taskId].map((id) => ({ taskId: id, attempt: 1, id: newDeliveryId(), now })),
+  );
+  expect(answers.slice(0, -1)).toEqual(hostile.map(() => undefined));
+  expect(answers.at(-1)).toMatchObject({ task: { id: taskId } });
+  expect(await finishAttemptRows(db, [record({ attempt: 1, attemptId: 'whd_"}{' }, {})])).toEqual([undefined]);
+});
+
 // Batches of several: each row answered as it would be alone (the same conditions per row), answers
 // in order, and of two claims of one attempt in a batch only one.
 test("batched states: one answer per pair, in order, as each pair's lone read gives it", async () => {
