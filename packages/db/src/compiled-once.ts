@@ -9,11 +9,11 @@ class Slot {
 }
 
 /**
- * A hot-path statement (a poll's task read, the three of every delivery attempt), written with the
+ * A hot-path statement (a poll's task read, the key lookup, the task read and start), written with the
  * query builder as usual but built and compiled once per database and `shape`: later calls only
  * bind their values to the cached text. `build` gets stand-ins for `values`, so it must use them only as bound values
  * (no arithmetic or branching on them: whatever changes the text belongs in `shape`). Saves the
- * builder's and the compiler's CPU for every attempt (a tenth of a millisecond per statement).
+ * builder's and the compiler's CPU for every call (a tenth of a millisecond per statement).
  * Each (statement, shape) is also a named prepared statement (prepared-statements.ts), which saves
  * PostgreSQL's parse and plan the same way; so `shape` must take few values too.
  */

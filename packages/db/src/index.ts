@@ -35,9 +35,6 @@ export { findKeyByHash, insertApiKey, revokeApiKey, listApiKeys, type KeyOwner, 
 export { findOperatorByEmail, findOperatorById, insertOperator, updateOperatorPassword, disableOperator, type Operator } from "./operators.ts";
 export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys, findIdempotencyKey, deleteIdempotencyKey, type IdempotencyKey } from "./idempotency-keys.ts";
 export {
-  loadDeliveryState,
-  claimAttemptRow,
-  finishAttemptRow,
   loadDeliveryStates,
   claimAttemptRows,
   finishAttemptRows,

@@ -15,7 +15,7 @@ export type AttemptDecision =
 export type SkipReason = "no_delivery" | "finished" | "task_not_terminal" | "already_recorded" | "not_awaited";
 
 /**
- * The guard at the top of every delivery job (pure; the state comes from loadDeliveryState). Only
+ * The guard at the top of every delivery job (pure; the state comes from loadDeliveryStates). Only
  * the attempt the delivery waits for may run: attempt 1 while it is `pending`; a later one while it
  * is `in_progress` with that attempt due, which past the schedule's last attempt only an operator's
  * manual redelivery (`redelivery_requested_by` set on the delivery) can be.

@@ -1,8 +1,8 @@
-import { claimAttemptRow, claimAttemptRows, type ClaimRequest, type Database, type TaskForBody } from "@gen/db";
+import { claimAttemptRows, type Database, type TaskForBody } from "@gen/db";
 import { newDeliveryId } from "@gen/ids";
 import { gatheredStatement } from "./gathered-statement.ts";
 
-const claimRow = gatheredStatement((db, { taskId, attempt, id, now }: ClaimRequest) => claimAttemptRow(db, taskId, attempt, id, now), claimAttemptRows);
+const claimRow = gatheredStatement(claimAttemptRows);
 
 export interface ClaimedAttempt {
   id: string;

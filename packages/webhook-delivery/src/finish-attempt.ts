@@ -1,4 +1,4 @@
-import { finishAttemptRow, finishAttemptRows } from "@gen/db";
+import { finishAttemptRows } from "@gen/db";
 import { DeliveryStatus } from "@gen/domain";
 import { afterAttempt, attemptRecord, type AfterAttempt } from "./after-attempt.ts";
 import type { AttemptResult } from "./attempt-result.ts";
@@ -7,7 +7,7 @@ import { gatheredStatement } from "./gathered-statement.ts";
 import { scheduleNextAttempt } from "./schedule-next-attempt.ts";
 import type { TransitionDeps } from "./transition-deps.ts";
 
-const finishRow = gatheredStatement(finishAttemptRow, finishAttemptRows);
+const finishRow = gatheredStatement(finishAttemptRows);
 
 /**
  * Records how an attempt ended, on its log row and on the delivery in one statement, then enqueues

@@ -13,23 +13,20 @@ interface Pending<I, O> {
 
 /**
  * One of an attempt's statements, gathered per database like the gateway's group commit: calls
- * made together share one statement (`many`), each getting its own answer; a batch of one sends
- * the single statement. A call only joins a statement sent after it was made, so it sees
- * everything committed before it; every row keeps its own conditions, so a gathered claim or finish
- * decides exactly as its single statement would. A failed statement fails every call in it.
+ * made together share one statement (`many`, @gen/db's batched form, the only one), each getting
+ * its own answer; a lone call is a batch of one. A call only joins a statement sent after it was
+ * made, so it sees everything committed before it; every row keeps its own conditions, so a claim or
+ * finish decides the same alone or gathered. A failed statement fails every call in it.
  */
-export function gatheredStatement<I, O>(single: (db: Database, item: I) => Promise<O>, many: (db: Database, items: I[]) => Promise<O[]>) {
+export function gatheredStatement<I, O>(many: (db: Database, items: I[]) => Promise<O[]>) {
   const perDatabase = new WeakMap<Database, (pending: Pending<I, O>) => void>();
   const gatherer = (db: Database) =>
     gatherBatches<Pending<I, O>>(LIMITS, async (batch) => {
       try {
-        const answers =
-          batch.length === 1
-            ? [await single(db, batch[0]!.item)]
-            : await many(
-                db,
-                batch.map((pending) => pending.item),
-              );
+        const answers = await many(
+          db,
+          batch.map((pending) => pending.item),
+        );
         batch.forEach((pending, i) => pending.resolve(answers[i] as O));
       } catch (error) {
         for (const pending of batch) pending.reject(error);

@@ -1,12 +1,9 @@
-import { loadDeliveryState, loadDeliveryStates, type Database } from "@gen/db";
+import { loadDeliveryStates, type Database } from "@gen/db";
 import { decideAttempt, type AttemptDecision } from "./attempt-guard.ts";
 import type { Schedule } from "./delivery-schedule.ts";
 import { gatheredStatement } from "./gathered-statement.ts";
 
-const readState = gatheredStatement(
-  (db, { taskId, attempt }: { taskId: string; attempt: number }) => loadDeliveryState(db, taskId, attempt),
-  loadDeliveryStates,
-);
+const readState = gatheredStatement(loadDeliveryStates);
 
 /**
  * What a job for attempt `attempt` may do: the delivery, its task and that attempt's row read in

@@ -1,72 +1,95 @@
 import { DeliveryStatus } from "@gen/domain";
+import type { Row } from "../camel-row.ts";
 import type { Database } from "../create-database.ts";
-import { compiledOnce } from "../compiled-once.ts";
+import { runBatched } from "./batched-statement.ts";
 
-// The task columns a webhook body is rendered from (@gen/task-render's RenderableTask).
-const TASK_FOR_BODY = [
-  "t.id",
-  "t.model",
-  "t.status",
-  "t.created_at as createdAt",
-  "t.output",
-  "t.error_code as errorCode",
-  "t.error_message as errorMessage",
-  "t.charged_credits as chargedCredits",
-  "t.reserved_credits as reservedCredits",
-  "t.refunded_credits as refundedCredits",
-  "t.billing_method as billingMethod",
-  "t.tokens_input as tokensInput",
-  "t.tokens_output as tokensOutput",
-] as const;
+/** The task row a webhook body is rendered from (@gen/task-render's RenderableTask), as the claim read it. */
+export type TaskForBody = Pick<
+  Row<"tasks">,
+  | "id"
+  | "model"
+  | "status"
+  | "createdAt"
+  | "output"
+  | "errorCode"
+  | "errorMessage"
+  | "chargedCredits"
+  | "reservedCredits"
+  | "refundedCredits"
+  | "billingMethod"
+  | "tokensInput"
+  | "tokensOutput"
+>;
 
-/**
- * Claims attempt `attempt` and reads what its body is rendered from, in one statement: the
- * delivery moves to `in_progress` with `attempts = attempt` and `last_attempt_at = now`, the
- * attempt log gets its row `id`, and the task's columns come back with it (a terminal task's do
- * not change, so this is the body polling would return). The update is conditional on the state
- * the previous step left (attempt 1: `pending`; later: `in_progress` waiting for a scheduled or a
- * manual attempt), so of two workers holding the same job only one gets a row back; the unique
- * (task_id, attempt_no) backs that up. Whether the attempt is manual is copied from the delivery
- * row inside the same statement, so it cannot disagree with what was claimed. Returns the operator
- * who asked for it (null: a scheduled attempt) and the task, or undefined when nothing was claimed
- * (a task whose row is gone has nothing to claim: loadDeliveryState already skips it).
+/*
+ * Claims attempt `attempt` and reads what its body is rendered from, in one statement: the delivery
+ * moves to `in_progress` with `attempts = attempt` and `last_attempt_at = now`, the attempt log gets
+ * its row `id`, and the task's columns (TaskForBody: a column the body needs is added there and to
+ * RETURNING) come back with it; a terminal task's do not change, so this is the body polling would
+ * return. Per row the update is conditional on the state the previous step left: attempt 1 from
+ * `pending`, a later one from `in_progress` with a next attempt due (scheduled or manual), and
+ * `attempts` the previous attempt's. So of two workers holding the same job only one gets a row
+ * back, and of two rows of one batch for the same delivery PostgreSQL updates it once; the unique
+ * (task_id, attempt_no) backs that up. Whether the attempt is manual is copied from the delivery row
+ * inside the same statement, so it cannot disagree with what was claimed. A delivery whose task
+ * row is gone is not claimed (the join on tasks).
  */
-const claimStatement = compiledOnce((k, shape, taskId: string, attempt: number, previous: number, id: string, now: Date) =>
-  k
-    .with("claimed", (qb) =>
-      qb
-        .updateTable("webhook_deliveries as d")
-        .from("tasks as t")
-        .set({ status: DeliveryStatus.InProgress, attempts: attempt, last_attempt_at: now, next_attempt_at: null, updated_at: now })
-        .where("d.task_id", "=", taskId)
-        .whereRef("t.id", "=", "d.task_id")
-        .where("d.attempts", "=", previous)
-        .where("d.status", "=", shape === "first" ? DeliveryStatus.Pending : DeliveryStatus.InProgress)
-        .$if(shape !== "first", (update) => update.where("d.next_attempt_at", "is not", null))
-        .returning(["d.redelivery_requested_by", ...TASK_FOR_BODY]),
-    )
-    .with("opened", (qb) =>
-      qb
-        .insertInto("webhook_attempts")
-        .columns(["id", "task_id", "attempt_no", "started_at", "requested_by"])
-        .expression((eb) =>
-          eb
-            .selectFrom("claimed")
-            .select([eb.val(id).as("id"), "claimed.id", eb.val(attempt).as("attempt_no"), eb.val(now).as("started_at"), "redelivery_requested_by"]),
-        )
-        .returning("requested_by"),
-    )
-    .selectFrom(["opened", "claimed"])
-    .selectAll("claimed")
-    .select("opened.requested_by as requestedBy"),
-);
+const CLAIMS = `
+WITH r AS (SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[]) WITH ORDINALITY AS r(task_id, attempt, id, now, ord) LIMIT $7),
+claimed AS (
+  UPDATE webhook_deliveries d
+  SET status = $5, attempts = r.attempt, last_attempt_at = r.now, next_attempt_at = NULL, updated_at = r.now
+  FROM r, tasks t
+  WHERE d.task_id = r.task_id AND t.id = d.task_id AND d.attempts = r.attempt - 1
+    AND CASE WHEN r.attempt = 1 THEN d.status = $6 ELSE d.status = $5 AND d.next_attempt_at IS NOT NULL END
+  RETURNING r.ord, r.id AS attempt_id, r.attempt, r.now, d.redelivery_requested_by,
+            t.id, t.model, t.status, t.created_at AS "createdAt", t.output, t.error_code AS "errorCode", t.error_message AS "errorMessage",
+            t.charged_credits AS "chargedCredits", t.reserved_credits AS "reservedCredits", t.refunded_credits AS "refundedCredits",
+            t.billing_method AS "billingMethod", t.tokens_input AS "tokensInput", t.tokens_output AS "tokensOutput"
+),
+opened AS (
+  INSERT INTO webhook_attempts (id, task_id, attempt_no, started_at, requested_by)
+  SELECT attempt_id, id, attempt, now, redelivery_requested_by FROM claimed
+  RETURNING id, requested_by
+)
+SELECT (claimed.ord - 1)::int AS ord, opened.requested_by AS "requestedBy", claimed.id, claimed.model, claimed.status, claimed."createdAt", claimed.output,
+       claimed."errorCode", claimed."errorMessage", claimed."chargedCredits", claimed."reservedCredits", claimed."refundedCredits",
+       claimed."billingMethod", claimed."tokensInput", claimed."tokensOutput"
+FROM claimed JOIN opened ON opened.id = claimed.attempt_id`;
 
-export async function claimAttemptRow(db: Database, taskId: string, attempt: number, id: string, now: Date) {
-  const [row] = await claimStatement(db, attempt === 1 ? "first" : "later", taskId, attempt, attempt - 1, id, now);
-  if (!row) return undefined;
-  const { requestedBy, redelivery_requested_by: _copied, ...task } = row;
-  return { requestedBy, task };
+export interface ClaimRequest {
+  taskId: string;
+  attempt: number;
+  /** The attempt log row's id (whd_...). */
+  id: string;
+  now: Date;
 }
 
-/** The task row a webhook body is rendered from, as the claim read it. */
-export type TaskForBody = NonNullable<Awaited<ReturnType<typeof claimAttemptRow>>>["task"];
+/**
+ * The claims of many attempts in one statement: per request, in order, the operator who asked for
+ * the attempt (null: a scheduled one) and the task, or undefined when nothing was claimed.
+ */
+export async function claimAttemptRows(
+  db: Database,
+  items: readonly ClaimRequest[],
+): Promise<({ requestedBy: string | null; task: TaskForBody } | undefined)[]> {
+  const rows = await runBatched<TaskForBody & { ord: number; requestedBy: string | null }>(
+    db,
+    CLAIMS,
+    [
+      items.map((item) => item.taskId),
+      items.map((item) => item.attempt),
+      items.map((item) => item.id),
+      items.map((item) => item.now),
+      DeliveryStatus.InProgress,
+      DeliveryStatus.Pending,
+      items.length,
+    ],
+    items.length,
+  );
+  return rows.map((row) => {
+    if (!row) return undefined;
+    const { requestedBy, ...task } = row;
+    return { requestedBy, task };
+  });
+}

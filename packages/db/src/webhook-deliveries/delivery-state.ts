@@ -1,36 +1,40 @@
+import type { Row } from "../camel-row.ts";
 import type { Database } from "../create-database.ts";
-import { compiledOnce } from "../compiled-once.ts";
+import { runBatched } from "./batched-statement.ts";
+
+type Delivery = Row<"webhook_deliveries">;
+type Attempt = Row<"webhook_attempts">;
 
 /**
- * One delivery as the handler sees it for attempt `attempt`, in one round trip: the delivery row,
- * its task's status and end, and the attempt log row of `attempt` if that attempt was ever claimed
- * (the `attempt*` fields are null otherwise; `attemptRequestedBy` is non-null for a manual one).
+ * One delivery as the handler sees it for attempt `attempt`: the delivery row, its task's status
+ * and end, and the attempt log row of `attempt` if that attempt was ever claimed (the `attempt*`
+ * fields are null otherwise; `attemptRequestedBy` is non-null for a manual one).
  */
-export async function loadDeliveryState(db: Database, taskId: string, attempt: number) {
-  const [state] = await stateStatement(db, "state", taskId, attempt);
-  return state;
+export interface DeliveryState extends Pick<Delivery, "taskId" | "url" | "status" | "attempts" | "nextAttemptAt" | "redeliveryRequestedBy"> {
+  taskStatus: Row<"tasks">["status"];
+  taskFinishedAt: Row<"tasks">["finishedAt"];
+  attemptId: Attempt["id"] | null;
+  attemptStartedAt: Attempt["startedAt"] | null;
+  attemptFinishedAt: Attempt["finishedAt"];
+  attemptRequestedBy: Attempt["requestedBy"];
 }
 
-const stateStatement = compiledOnce((k, _shape, taskId: string, attempt: number) =>
-  k
-    .selectFrom("webhook_deliveries as d")
-    .innerJoin("tasks as t", "t.id", "d.task_id")
-    .leftJoin("webhook_attempts as a", (join) => join.onRef("a.task_id", "=", "d.task_id").on("a.attempt_no", "=", attempt))
-    .select([
-      "d.task_id as taskId",
-      "d.url",
-      "d.status",
-      "d.attempts",
-      "d.next_attempt_at as nextAttemptAt",
-      "d.redelivery_requested_by as redeliveryRequestedBy",
-      "t.status as taskStatus",
-      "t.finished_at as taskFinishedAt",
-      "a.id as attemptId",
-      "a.started_at as attemptStartedAt",
-      "a.finished_at as attemptFinishedAt",
-      "a.requested_by as attemptRequestedBy",
-    ])
-    .where("d.task_id", "=", taskId),
-);
+// A delivery whose task row is gone has no state (the inner join): nothing is claimed for it.
+const STATES = `
+SELECT (r.ord - 1)::int AS ord, d.task_id AS "taskId", d.url, d.status, d.attempts, d.next_attempt_at AS "nextAttemptAt",
+       d.redelivery_requested_by AS "redeliveryRequestedBy", t.status AS "taskStatus", t.finished_at AS "taskFinishedAt",
+       a.id AS "attemptId", a.started_at AS "attemptStartedAt", a.finished_at AS "attemptFinishedAt", a.requested_by AS "attemptRequestedBy"
+FROM (SELECT * FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS u(task_id, attempt, ord) LIMIT $3) AS r
+JOIN webhook_deliveries d ON d.task_id = r.task_id
+JOIN tasks t ON t.id = d.task_id
+LEFT JOIN webhook_attempts a ON a.task_id = d.task_id AND a.attempt_no = r.attempt`;
 
-export type DeliveryState = NonNullable<Awaited<ReturnType<typeof loadDeliveryState>>>;
+/** The state of each (task, attempt) pair, in one round trip: one answer per pair, in order (undefined: no delivery). */
+export async function loadDeliveryStates(db: Database, items: readonly { taskId: string; attempt: number }[]): Promise<(DeliveryState | undefined)[]> {
+  return runBatched<DeliveryState & { ord: number }>(
+    db,
+    STATES,
+    [items.map((item) => item.taskId), items.map((item) => item.attempt), items.length],
+    items.length,
+  );
+}

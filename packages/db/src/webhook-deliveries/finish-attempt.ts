@@ -1,6 +1,6 @@
 import { DeliveryStatus, type LastError } from "@gen/domain";
 import type { Database } from "../create-database.ts";
-import { compiledOnce } from "../compiled-once.ts";
+import { runBatched } from "./batched-statement.ts";
 
 /** How one attempt ended, and where the delivery goes from it (computed by @gen/webhook-delivery). */
 export interface AttemptRecord {
@@ -17,71 +17,60 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
-/**
- * Records an attempt on its log row and on the delivery in one statement. Conditional on the log
- * row still being open and on the delivery waiting for that attempt: a worker presumed dead that
- * reports after its attempt was recorded as `attempt_lost` (or the other way round) changes
- * nothing, and undefined is returned. A delivery that was ever delivered stays `delivered` when a
- * later (manual) attempt fails, and keeps its `delivered_at`; a 2xx sets `delivered_at` to the
- * attempt's end. Returns the delivery's status as written.
+/*
+ * Records each attempt on its log row and on the delivery in one statement. Per row conditional on
+ * the log row still being open and on the delivery waiting for that attempt: a worker presumed dead
+ * that reports after its attempt was recorded as `attempt_lost` (or the other way round) changes
+ * nothing. `keeps` (a record whose status is `failed`): a delivery that was ever delivered stays
+ * `delivered` when a later (manual) attempt fails, and keeps its `delivered_at`; `delivered` (a 2xx)
+ * sets `delivered_at` to the attempt's end.
  */
-export async function finishAttemptRow(db: Database, record: AttemptRecord): Promise<DeliveryStatus | undefined> {
-  // The text differs only by whether `failed` keeps an earlier `delivered` and whether this attempt delivered.
-  const shape = `${record.status === DeliveryStatus.Failed ? "failed" : "status"}|${record.outcome === DeliveryStatus.Delivered ? "delivered" : "kept"}`;
-  const [row] = await finishStatement(
-    db,
-    shape,
-    record.attemptId,
-    record.attempt,
-    record.finishedAt,
-    record.outcome,
-    record.responseStatus,
-    record.durationMs,
-    record.status,
-    record.lastError,
-    record.nextAttemptAt,
-  );
-  return row?.status;
-}
+const FINISHES = `
+WITH r AS (
+  SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::text[], $5::int[], $6::int[], $7::text[], $8::text[], $9::timestamptz[], $10::bool[], $11::bool[])
+    WITH ORDINALITY AS r(attempt_id, attempt, finished_at, outcome, response_status, duration_ms, status, last_error, next_attempt_at, keeps, delivered, ord)
+  LIMIT $15
+),
+closed AS (
+  UPDATE webhook_attempts a
+  SET finished_at = r.finished_at, outcome = r.outcome, response_status = r.response_status, duration_ms = r.duration_ms
+  FROM r
+  WHERE a.id = r.attempt_id AND a.finished_at IS NULL
+  RETURNING a.task_id, r.ord
+)
+UPDATE webhook_deliveries d
+SET status = CASE WHEN r.keeps THEN CASE WHEN d.delivered_at IS NOT NULL THEN $12 ELSE $13 END ELSE r.status END,
+    response_status = r.response_status, last_error = r.last_error,
+    delivered_at = CASE WHEN r.delivered THEN r.finished_at ELSE d.delivered_at END,
+    next_attempt_at = r.next_attempt_at, redelivery_requested_by = NULL, updated_at = r.finished_at
+FROM closed JOIN r ON r.ord = closed.ord
+WHERE d.task_id = closed.task_id AND d.attempts = r.attempt AND d.status = $14
+RETURNING (closed.ord - 1)::int AS ord, d.status`;
 
-const finishStatement = compiledOnce(
-  (
-    k,
-    shape,
-    attemptId: string,
-    attempt: number,
-    finishedAt: Date,
-    outcome: AttemptRecord["outcome"],
-    responseStatus: number | null,
-    durationMs: number,
-    status: DeliveryStatus,
-    lastError: LastError | null,
-    nextAttemptAt: Date | null,
-  ) =>
-    k
-      .with("closed", (qb) =>
-        qb
-          .updateTable("webhook_attempts")
-          .set({ finished_at: finishedAt, outcome, response_status: responseStatus, duration_ms: durationMs })
-          .where("id", "=", attemptId)
-          .where("finished_at", "is", null)
-          .returning("task_id"),
-      )
-      .updateTable("webhook_deliveries as d")
-      .from("closed")
-      .set((eb) => ({
-        status: shape.startsWith("failed")
-          ? eb.case().when("d.delivered_at", "is not", null).then(DeliveryStatus.Delivered).else(DeliveryStatus.Failed).end()
-          : status,
-        response_status: responseStatus,
-        last_error: lastError,
-        delivered_at: shape.endsWith("|delivered") ? finishedAt : eb.ref("d.delivered_at"),
-        next_attempt_at: nextAttemptAt,
-        redelivery_requested_by: null,
-        updated_at: finishedAt,
-      }))
-      .whereRef("d.task_id", "=", "closed.task_id")
-      .where("d.attempts", "=", attempt)
-      .where("d.status", "=", DeliveryStatus.InProgress)
-      .returning("d.status"),
-);
+/** The finishes of many attempts in one statement: per record, in order, the delivery's status as written, or undefined (already recorded). */
+export async function finishAttemptRows(db: Database, records: readonly AttemptRecord[]): Promise<(DeliveryStatus | undefined)[]> {
+  const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
+  const rows = await runBatched<{ ord: number; status: DeliveryStatus }>(
+    db,
+    FINISHES,
+    [
+      column((r) => r.attemptId),
+      column((r) => r.attempt),
+      column((r) => r.finishedAt),
+      column((r) => r.outcome),
+      column((r) => r.responseStatus),
+      column((r) => r.durationMs),
+      column((r) => r.status),
+      column((r) => r.lastError),
+      column((r) => r.nextAttemptAt),
+      column((r) => r.status === DeliveryStatus.Failed),
+      column((r) => r.outcome === DeliveryStatus.Delivered),
+      DeliveryStatus.Delivered,
+      DeliveryStatus.Failed,
+      DeliveryStatus.InProgress,
+      records.length,
+    ],
+    records.length,
+  );
+  return rows.map((row) => row?.status);
+}
