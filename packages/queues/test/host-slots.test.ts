@@ -100,3 +100,105 @@ test("a waiter in its worker joins the list in turn, keeps its place when it par
   await slots.acquire(h, "c", "main");
   expect((await slots.acquire(h, "d", "main", "wait")).slot).toBe("slow");
 });
+
+/** Counts the script calls sent while `run` runs (wraps the client's sendCommand; no MONITOR). */
+async function scriptCalls<T>(run: () => Promise<T>): Promise<{ result: T; calls: number }> {
+  const original = redis.sendCommand;
+  let calls = 0;
+  redis.sendCommand = function (this: typeof redis, command, ...rest) {
+    if (command.name === "evalsha" || command.name === "eval") calls++;
+    return original.call(this, command, ...rest);
+  } as typeof redis.sendCommand;
+  try {
+    return { result: await run(), calls };
+  } finally {
+    redis.sendCommand = original;
+  }
+}
+
+// A mix that meets every answer: granted, held again, full, parked (waiting and delayed), slow,
+// promotions by a release and by a slow answer, forget, and a timeout count.
+type Step = (slots: HostSlots, h: string) => Promise<unknown>;
+const MIXED: Step[] = [
+  (s, h) => s.acquire(h, "a", "main"),
+  (s, h) => s.acquire(h, "b", "slow"),
+  (s, h) => s.acquire(h, "a", "main"),
+  (s, h) => s.acquire(h, "c", "main"),
+  (s, h) => s.acquire(h, "d", "main", "wait"),
+  (s, h) => s.acquire(h, "e", "slow", true),
+  (s, h) => s.acquire(h, "f", "main", true),
+  (s, h) => s.release(h, "a", "timeout"),
+  (s, h) => s.acquire(h, "g", "main"),
+  (s, h) => s.acquire(h, "g", "main", true),
+  (s, h) => s.release(h, "e", "forget"),
+  (s, h) => s.release(h, "b", "answered"),
+  (s, h) => s.release(h, "d", "timeout"),
+  (s, h) => s.release(h, "x", "other"),
+  (s, h) => s.release(h, "f", "timeout"),
+  (s, h) => s.acquire(h, "h", "main", true),
+  (s, h) => s.acquire(h, "h", "slow", "wait"),
+  (s, h) => s.release(h, "g", "answered"),
+];
+
+test("the acquires and releases of one turn for one host are one script call, each answered as the single calls in turn", async () => {
+  const slots = slotsWith(2);
+  await slots.acquire(host(), "warm-up", "main"); // the script is loaded: one EVALSHA per call from here
+  const one = host();
+  const sequential: unknown[] = [];
+  const singles = await scriptCalls(async () => {
+    for (const step of MIXED) sequential.push(await step(slots, one));
+  });
+  expect(singles.calls).toBe(MIXED.length);
+  const gathered = await scriptCalls(() => Promise.all(MIXED.map((step) => step(slots, host()))));
+  expect(gathered.calls).toBe(MIXED.length); // each on a host of its own: never sharing a script
+  const other = host();
+  const together = await scriptCalls(() => Promise.all(MIXED.map((step) => step(slots, other))));
+  expect(together.calls).toBe(1);
+  expect(together.result).toEqual(sequential);
+  // The answers cover every kind, so the comparison means something.
+  const slotsSeen = new Set(sequential.flatMap((answer) => (answer && typeof answer === "object" && "slot" in answer ? [answer.slot] : [])));
+  expect([...slotsSeen].sort()).toEqual(["full", "granted", "parked", "slow"]);
+  expect(sequential.some((answer) => Array.isArray(answer) && answer.length > 0)).toBe(true);
+  // Both hosts end in the same state.
+  const state = async (h: string) =>
+    Promise.all(["tickets", "waiting"].map((key) => redis.zrange(`${prefix}:webhook-host:{${h}}:${key}`, 0, -1))).then(async (sets) => [
+      ...sets,
+      await redis.get(`${prefix}:webhook-host:{${h}}:timeouts`),
+    ]);
+  expect(await state(other)).toEqual(await state(one));
+});
+
+test("two hosts in one turn are two script calls; a host's many calls are several, in order, never above the cap", async () => {
+  const slots = slotsWith(3);
+  await slots.acquire(host(), "warm-up", "main");
+  const [h1, h2] = [host(), host()];
+  const { result, calls } = await scriptCalls(() =>
+    Promise.all(Array.from({ length: 300 }, (_, i) => slots.acquire(i % 2 === 0 ? h1 : h2, `t${i}`, "main", true))),
+  );
+  expect(calls).toBe(4); // 150 calls per host, at most 128 per script
+  // First come, first served in each host: its first three are granted, the rest parked in order.
+  for (const [offset, h] of [[0, h1] as const, [1, h2] as const]) {
+    const mine = result.filter((_, i) => i % 2 === offset);
+    expect(mine.map((answer) => answer.slot)).toEqual([...Array<string>(3).fill("granted"), ...Array<string>(147).fill("parked")]);
+    expect(await redis.zcard(`${prefix}:webhook-host:{${h}}:tickets`)).toBe(3);
+    const waiting = await redis.zrange(`${prefix}:webhook-host:{${h}}:waiting`, 0, 2);
+    expect(waiting).toEqual([`main|t${6 + offset}`, `main|t${8 + offset}`, `main|t${10 + offset}`]);
+  }
+});
+
+test("a Redis error fails every call of the script alike, and only the calls of that host", async () => {
+  const slots = slotsWith(2);
+  const [broken, fine] = [host(), host()];
+  // Hostile state: the host's tickets key is not a sorted set.
+  await redis.set(`${prefix}:webhook-host:{${broken}}:tickets`, "not a zset");
+  const answers = await Promise.allSettled([
+    slots.acquire(broken, "a", "main"),
+    slots.acquire(fine, "a", "main"),
+    slots.release(broken, "b", "answered"),
+    slots.acquire(broken, "c", "main", true),
+  ]);
+  expect(answers.map((answer) => answer.status)).toEqual(["rejected", "fulfilled", "rejected", "rejected"]);
+  const reasons = answers.flatMap((answer) => (answer.status === "rejected" ? [String(answer.reason)] : []));
+  expect(new Set(reasons).size).toBe(1);
+  expect(reasons[0]).toMatch(/WRONGTYPE/);
+});
