@@ -24,4 +24,5 @@ export {
   type Lane,
   type Promoted,
 } from "./host-slots.ts";
+export { gatherPerTurn } from "./gather-per-turn.ts";
 export { withDeadline } from "./with-deadline.ts";

@@ -1,7 +1,7 @@
 import type { RedisClient as Redis } from "@gen/queues";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
-import { withDeadline } from "@gen/queues";
+import { gatherPerTurn, withDeadline } from "@gen/queues";
 import { revokedKeyMarker } from "./revoked-key-marker.ts";
 
 export interface RateDecision {
@@ -85,6 +85,9 @@ export interface RateLimiterOptions {
   gather?: boolean;
 }
 
+// Takes per gathered script at most: a script blocks Redis while it runs.
+const MAX_TAKES_PER_CALL = 256;
+
 // A limiter answer is one in-memory script: far below this unless Redis is hung (stopped, paused),
 // and then a poll must not wait for the connection's 2 s command time-out.
 const DECISION_TIMEOUT_MS = 500;
@@ -97,7 +100,9 @@ export class RateLimiter {
   private readonly local = new LocalRateLimiter();
   private skipRedisUntil = 0;
   private readonly gather: boolean;
-  private pending: PendingTake[] = [];
+  // After the turn's I/O callbacks: every request that arrived in this turn has taken by then. One
+  // group (every key shares QUEUE_PREFIX's slot); a turn past the cap is sent as several calls.
+  private readonly enqueue = gatherPerTurn<0, PendingTake>(MAX_TAKES_PER_CALL, (_, takes) => this.flush(takes));
 
   constructor(
     redis: Redis,
@@ -129,7 +134,7 @@ export class RateLimiter {
     try {
       // A gathered call has one deadline for all its takes.
       reply = this.gather
-        ? await new Promise<Reply>((answer, fail) => this.enqueue({ key, marker, intervalMs, burst: rate.burst, answer, fail }))
+        ? await new Promise<Reply>((answer, fail) => this.enqueue(0, { key, marker, intervalMs, burst: rate.burst, answer, fail }))
         : await withDeadline(this.callOne(key, marker, intervalMs, rate.burst), DECISION_TIMEOUT_MS, "rate limiter");
     } catch (error) {
       this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
@@ -157,15 +162,7 @@ export class RateLimiter {
     return marker === undefined ? this.redis.gcra(key, intervalMs, burst) : this.redis.gcraUnlessRevoked(key, marker, intervalMs, burst);
   }
 
-  private enqueue(take: PendingTake): void {
-    this.pending.push(take);
-    // After the turn's I/O callbacks: every request that arrived in this turn has taken by then.
-    if (this.pending.length === 1) setImmediate(this.flush);
-  }
-
-  private readonly flush = (): void => {
-    const takes = this.pending;
-    this.pending = [];
+  private flush(takes: PendingTake[]): void {
     void withDeadline(this.callGathered(takes), DECISION_TIMEOUT_MS, "rate limiter").then(
       (replies) => {
         for (let i = 0; i < takes.length; i++) takes[i]!.answer(replies[i]!);
@@ -174,7 +171,7 @@ export class RateLimiter {
         for (const take of takes) take.fail(error);
       },
     );
-  };
+  }
 
   private async callGathered(takes: PendingTake[]): Promise<Reply[]> {
     if (takes.length === 1) {
