@@ -40,7 +40,7 @@ export async function dispatchStages(
   );
   for (const row of rows) claims.set(row.task_id, row.started_at.getTime());
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hmget(queue.toKey(webhookJobId(id, 1)), "processedOn", "ats", "delay");
+  for (const id of ids) pipeline.hmget(queue.toKey(webhookJobId(id, 1)), "processedOn", "ats", "opts");
   const jobs = ((await pipeline.exec()) ?? []).map(([, value]) => value as [string | null, string | null, string | null]);
   const spans: Record<Stage, number[]> = { commit: [], enqueue: [], pickup: [], claim: [], send: [] };
   let parked = 0;
@@ -48,10 +48,12 @@ export async function dispatchStages(
   let inline = 0;
   ids.forEach((id, i) => {
     const t = times.get(id)!;
-    const [processedOn, ats, delay] = jobs[i] ?? [null, null, null];
+    // The job's own `delay` field is zeroed by a promotion; its options keep the delay it was added with.
+    const [processedOn, ats, opts] = jobs[i] ?? [null, null, null];
+    const delay = opts === null ? 0 : Number((JSON.parse(opts) as { delay?: number }).delay ?? 0);
     const claim = claims.get(id);
     if (Number(ats ?? 0) > 1) parked++;
-    if (Number(delay ?? 0) > 0) parkedAtHandOff++;
+    if (processedOn !== null && delay > 0) parkedAtHandOff++;
     spans.commit.push(t.committed - t.committing);
     spans.enqueue.push(t.enqueued - t.committed);
     if (claim === undefined) return;
