@@ -173,7 +173,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // Tasks reach their terminal state at a steady rate, each settled and handed off by the product's
   // functions as the generation worker does (settleTask, then handOffWebhook routed by host tickets).
   // Then the same with the tasks spread over the receiver's host names, as a fleet serving many
-  // customers sees them: one host's cap of 8 in flight no longer decides the latency.
+  // customers sees them: one host's cap (32 in flight by default) no longer decides the latency.
   const dispatchFigures = [
     ...(await dispatch(200)),
     ...(await dispatch(500)),
@@ -181,7 +181,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     ...(await dispatch(500, receiver.urls)),
   ];
 
-  // The same hand-off with the one receiver host's cap (WEBHOOK_HOST_CONCURRENCY, default 8 in
+  // The same hand-off with the one receiver host's cap (WEBHOOK_HOST_CONCURRENCY, default 32 in
   // flight, the others parked) raised to the worker's concurrency, as the got loop has it: what
   // per-host isolation costs when every delivery goes to one host.
   const uncappedCpu = new CpuTally();
@@ -215,7 +215,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
       target: "ratio >= 0.6",
       pass: median(manyHosts) / base >= 0.6,
       cpu: cpuColumns(manyHostsCpu.perUnit(), gotCpuMs / gotCount),
-      note: `the same rounds with the tasks spread over ${receiver.urls.length} host names of the one receiver (default cap of 8 each: the worker's ${concurrency} in flight), as a worker serving many customers; the got loop posts to one name; worker ${manyHosts.map((v) => v.toFixed(0)).join("/")}`,
+      note: `the same rounds with the tasks spread over ${receiver.urls.length} host names of the one receiver (default cap of 32 each: the worker's ${concurrency} in flight), as a worker serving many customers; the got loop posts to one name; worker ${manyHosts.map((v) => v.toFixed(0)).join("/")}`,
     },
     {
       name: "webhook deliveries, host cap raised",
@@ -224,7 +224,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
       baseline: base,
       ratio: uncappedRate / base,
       cpu: cpuColumns(uncappedCpu.perUnit(), gotCpuMs / gotCount),
-      note: `one round of ${count}, WEBHOOK_HOST_CONCURRENCY raised (the row above: default 8 to the one receiver host)`,
+      note: `one round of ${count}, WEBHOOK_HOST_CONCURRENCY raised (the row above: the default 32 to the one receiver host)`,
     },
     ...dispatchFigures,
   ];

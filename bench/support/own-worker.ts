@@ -18,6 +18,6 @@ export async function withOwnWorker<T>(ctx: BenchContext, env: Record<string, st
 
 /**
  * One receiver host stands for many customers in these figures: its per-host cap
- * (WEBHOOK_HOST_CONCURRENCY, default 8 in flight, the others parked) raised out of the way.
+ * (WEBHOOK_HOST_CONCURRENCY, default 32 in flight, the others parked) raised out of the way.
  */
 export const UNCAPPED_HOST = { WEBHOOK_HOST_CONCURRENCY: "100000" };
