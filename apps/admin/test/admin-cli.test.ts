@@ -140,4 +140,6 @@ test("bad usage exits 2 with a message on stderr and nothing on stdout", async (
     const result = await adminWithStdin(input, ...args);
     expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: 2, stdout: "" });
   }
-}, 60_000);
+  // Ten `pnpm admin` runs, each starting pnpm and tsx: 1-2 s apiece on an idle machine, up to 15 s
+  // on a loaded one (this case timed out at 60 s under a load average of 5).
+}, 180_000);
