@@ -16,11 +16,17 @@ let exitHook = false;
 
 /**
  * A winston transport that gathers lines and writes them in one chunk per FLUSH_MS (sooner past
- * FLUSH_BYTES), on a timer, never from the log call. Stdout to a file, a pipe (Linux) or a
- * terminal is written synchronously by Node, so the Console transport made one blocking write
- * per request line. Whatever is still gathered when the process exits (process.exit on SIGTERM's
- * drain, a start-up failure, an uncaught error) is written synchronously on `exit`: no line is
- * lost. A SIGKILL loses at most the last FLUSH_MS of lines.
+ * FLUSH_BYTES), on a timer, never from the log call. Stdout to a file or a terminal is written
+ * synchronously by Node, so the Console transport made one blocking write per request line.
+ * Whatever is still gathered when the process exits (process.exit on SIGTERM's drain, a start-up
+ * failure, an uncaught error) is written synchronously on `exit`: no line is lost. A SIGKILL loses
+ * at most the last FLUSH_MS of lines.
+ *
+ * Stdout on a pipe (a container runtime's log collector) is made blocking too: Node writes a pipe
+ * at once only while it has room, and queues the rest in the process, where an exit drops it (a
+ * 5,000-line burst before process.exit lost hundreds of lines whenever the reader lagged). Blocking,
+ * a collector slower than the log rate slows the process to its pace, once per chunk, as Docker's
+ * default blocking log mode does, instead of growing a queue and losing its tail.
  */
 export class BatchedStdout extends Transport {
   private lines: string[] = [];
@@ -35,6 +41,7 @@ export class BatchedStdout extends Transport {
     if (!exitHook) {
       exitHook = true;
       process.on("exit", flushAll);
+      blockOnFullPipe(process.stdout);
     }
   }
 
@@ -68,4 +75,10 @@ export class BatchedStdout extends Transport {
 
 function flushAll(): void {
   for (const transport of pending) transport.flush();
+}
+
+/** A pipe's handle written in blocking mode (files and terminals are already); nothing for other streams. */
+function blockOnFullPipe(stream: NodeJS.WriteStream): void {
+  const handle = (stream as { _type?: string; _handle?: { setBlocking?: (blocking: boolean) => number } })._handle;
+  if ((stream as { _type?: string })._type === "pipe") handle?.setBlocking?.(true);
 }
