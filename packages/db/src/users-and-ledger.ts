@@ -116,7 +116,14 @@ export async function closeReservation(db: Queryable, taskId: string, close: Res
     column((e) => e.delta),
   ];
   if (end.kind === "finished") {
-    values.push(end.status, end.output === null ? null : JSON.stringify(end.output), end.errorCode, end.errorMessage, end.tokens?.input ?? null, end.tokens?.output ?? null);
+    values.push(
+      end.status,
+      end.output === null ? null : JSON.stringify(end.output),
+      end.errorCode,
+      end.errorMessage,
+      end.tokens?.input ?? null,
+      end.tokens?.output ?? null,
+    );
   }
   if (credit !== 0) values.push(credit);
   const text = CLOSE_TEXTS[end.kind][credit === 0 ? "noCredit" : "credit"];
@@ -148,7 +155,7 @@ function closeText(kind: TaskEnd["kind"], withCredit: boolean): string {
       ORDER BY e.ord
     )${
       // A close that refunds nothing leaves the user's row (and its lock) alone.
-      withCredit ? `, credit AS (UPDATE users SET credits = credits + $${next++}::int WHERE id = (SELECT "userId" FROM closed))` : ""
+      withCredit ? `, credit AS (UPDATE users SET credits = credits + $${next}::int WHERE id = (SELECT "userId" FROM closed))` : ""
     }${kind === "discarded" ? ", freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed))" : ""}
     SELECT * FROM closed`;
 }
