@@ -20,17 +20,16 @@ import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
 import { handOffWebhook } from "@gen/webhook-delivery";
-import { createWebhookSender } from "@gen/webhook-sender";
 import { deliveryLockMs } from "../apps/worker/src/delivery/create-delivery-worker.ts";
 import { createDeliveryHostSlots } from "../apps/worker/src/delivery/delivery-host-slots.ts";
 import { createInlineAttempts } from "../apps/worker/src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../apps/worker/src/delivery/render-body.ts";
-import { fakeResolver } from "../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";
 import { median, percentile } from "./support/load.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
+import { receiverSender } from "./support/receiver-sender.ts";
 
 const RATE = Number(process.env.RATE ?? 500);
 const SECONDS = Number(process.env.SECONDS ?? 6);
@@ -77,16 +76,7 @@ const config = loadConfig({
 const logger = createLogger("bench", "warn");
 const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
 const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
-const names = new Map(receiver.childEnv.FAULT_HOSTS!.split(",").map((entry) => entry.split("=") as [string, string]));
-const sender = createWebhookSender({
-  timeoutMs: config.webhookTimeoutMs,
-  allowedCidrs: config.webhookAllowedCidrs,
-  lookup: fakeResolver((hostname) => {
-    const address = names.get(hostname);
-    return address === undefined ? { code: "ENOTFOUND" } : [address];
-  }),
-  ca: receiver.ca,
-});
+const sender = receiverSender(config, receiver.childEnv.FAULT_HOSTS!, receiver.ca);
 const gate = { hostSlots: createDeliveryHostSlots(redis, config), webhookQueue, slowQueue, logger, config, now: () => new Date() };
 const inline = createInlineAttempts(
   { ...gate, db, sender, render: renderTaskBody, lane: "main" },
