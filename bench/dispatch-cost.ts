@@ -154,8 +154,8 @@ const mean = Object.fromEntries(Object.entries(tally.perUnit()).map(([name, ms])
 console.log("CPU ms per task over all rounds:", JSON.stringify(mean));
 await inline.close();
 sender.close();
-await webhookQueue.obliterate({ force: true }).catch(() => undefined);
-await slowQueue.obliterate({ force: true }).catch(() => undefined);
+// Everything under this run's prefix (queues, host tickets) goes: the Redis is shared.
+for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.unlink(...keys);
 await Promise.all([webhookQueue.close(), slowQueue.close()]);
 redis.disconnect();
 await db.$disconnect();
