@@ -9,13 +9,11 @@ import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
 import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
 import { firstAttemptHandOff, handOffWebhook, type HandOffDeps } from "@gen/webhook-delivery";
-import { createWebhookSender } from "@gen/webhook-sender";
 import { deliveryLockMs } from "../apps/worker/src/delivery/create-delivery-worker.ts";
 import { createDeliveryHostSlots } from "../apps/worker/src/delivery/delivery-host-slots.ts";
 import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
 import { createInlineAttempts } from "../apps/worker/src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../apps/worker/src/delivery/render-body.ts";
-import { fakeResolver } from "../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
@@ -25,6 +23,7 @@ import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
 import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
+import { receiverSender } from "./support/receiver-sender.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -264,17 +263,7 @@ function generationHandOff(
     const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
     return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => slowQueue.close() };
   }
-  // The app processes map the receiver's names to loopback (FAULT_HOSTS) and trust its CA; so does this sender.
-  const names = new Map(ctx.receiver.childEnv.FAULT_HOSTS!.split(",").map((entry) => entry.split("=") as [string, string]));
-  const sender = createWebhookSender({
-    timeoutMs: config.webhookTimeoutMs,
-    allowedCidrs: config.webhookAllowedCidrs,
-    lookup: fakeResolver((hostname) => {
-      const address = names.get(hostname);
-      return address === undefined ? { code: "ENOTFOUND" } : [address];
-    }),
-    ca: ctx.receiver.ca.cert,
-  });
+  const sender = receiverSender(config, ctx.receiver.childEnv.FAULT_HOSTS!, ctx.receiver.ca.cert);
   const inline = createInlineAttempts(
     { ...gate, db, sender, render: renderTaskBody, lane: "main" },
     {

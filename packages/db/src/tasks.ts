@@ -107,12 +107,10 @@ export async function insertTask(db: Queryable, task: NewTask): Promise<Task | u
 }
 
 // RETURNING list of the plain-SQL statements that hand back a whole task (`closeReservation`): TASK_SELECTION with quoted camel-case aliases.
-export const TASK_RETURNING = sql.raw(
-  TASK_SELECTION.map((column) => {
-    const [name, alias] = column.split(" as ");
-    return alias ? `${name} AS "${alias}"` : name;
-  }).join(", "),
-);
+export const TASK_RETURNING = TASK_SELECTION.map((column) => {
+  const [name, alias] = column.split(" as ");
+  return alias ? `${name} AS "${alias}"` : name;
+}).join(", ");
 
 /**
  * Creates many tasks in ONE statement (the gateway's group commit; bench/round-trip-cost.ts: 0.67 ms

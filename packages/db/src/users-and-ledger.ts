@@ -1,6 +1,6 @@
-import { sql } from "kysely";
+import { CompiledQuery } from "kysely";
 import { LedgerKind, type TaskStatus } from "@gen/domain";
-import { executePrepared } from "./prepared-statements.ts";
+import { prepareText } from "./prepared-statements.ts";
 import type { Queryable } from "./queryable.ts";
 import { TASK_RETURNING, type Task } from "./tasks.ts";
 
@@ -93,43 +93,77 @@ export interface ReservationClose {
  *
  * Plain SQL with only the parts this close needs (no balance update when nothing is refunded, no
  * idempotency key outside a discard): planning the full form took longer than running it
- * (bench/README.md "Dispatch, round 2"). Its four forms are prepared statements
- * (prepared-statements.ts), parsed once per connection; the entries are arrays, so their number
- * does not change the text.
+ * (bench/README.md "Dispatch, round 2"). Its four forms are constant texts built at load (nothing is
+ * compiled per call, bench/README.md "h-cost") and prepared statements (prepared-statements.ts),
+ * parsed once per connection; the entries are arrays, so their number does not change the text.
  */
 export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<Task | undefined> {
+  if (close.entries.length === 0) throw new Error("closeReservation needs at least one ledger entry");
   const now = new Date();
   const credit = close.entries.reduce((sum, entry) => sum + entry.delta, 0);
-  if (close.entries.length === 0) throw new Error("closeReservation needs at least one ledger entry");
   const end = close.end;
-  const set =
-    end.kind === "discarded"
-      ? sql`discarded_at = ${now}`
-      : sql`status = ${end.status}, output = ${end.output === null ? null : JSON.stringify(end.output)}::jsonb, error_code = ${end.errorCode},
-            error_message = ${end.errorMessage}, tokens_input = ${end.tokens?.input ?? null}::int, tokens_output = ${end.tokens?.output ?? null}::int,
-            finished_at = ${now}`;
   const column = <T>(pick: (entry: LedgerEntryValues) => T): T[] => close.entries.map(pick);
-  const rows = await executePrepared(
-    db,
-    sql<Task>`
+  // $1-$9 in every form, then the finished task's columns, then the credit: CLOSE_TEXTS' order.
+  const values: unknown[] = [
+    now,
+    taskId,
+    close.from,
+    close.reserved,
+    close.charged,
+    close.refunded,
+    column((e) => e.kind),
+    column((e) => e.amount),
+    column((e) => e.delta),
+  ];
+  if (end.kind === "finished") {
+    values.push(
+      end.status,
+      end.output === null ? null : JSON.stringify(end.output),
+      end.errorCode,
+      end.errorMessage,
+      end.tokens?.input ?? null,
+      end.tokens?.output ?? null,
+    );
+  }
+  if (credit !== 0) values.push(credit);
+  const text = CLOSE_TEXTS[end.kind][credit === 0 ? "noCredit" : "credit"];
+  prepareText(text);
+  const { rows } = await db.$kysely.executeQuery<Task>(CompiledQuery.raw(text, values));
+  return rows[0];
+}
+
+/**
+ * The close's four texts, built once: finished or discarded, with or without a balance credit. Each
+ * uses every one of its parameters (PostgreSQL infers their types from where they are used).
+ */
+function closeText(kind: TaskEnd["kind"], withCredit: boolean): string {
+  let next = 10;
+  const set =
+    kind === "discarded"
+      ? "discarded_at = $1"
+      : `status = $${next++}, output = $${next++}::jsonb, error_code = $${next++}, error_message = $${next++}, tokens_input = $${next++}::int, tokens_output = $${next++}::int, finished_at = $1`;
+  return `
     WITH closed AS (
-      UPDATE tasks SET ${set}, charged_credits = ${close.charged}::int, refunded_credits = ${close.refunded}::int, updated_at = ${now}
-      WHERE id = ${taskId} AND status = ANY(${[...close.from]}::text[]) AND discarded_at IS NULL AND reserved_credits = ${close.reserved}::int
+      UPDATE tasks SET ${set}, charged_credits = $5::int, refunded_credits = $6::int, updated_at = $1
+      WHERE id = $2 AND status = ANY($3::text[]) AND discarded_at IS NULL AND reserved_credits = $4::int
       RETURNING ${TASK_RETURNING}
     ),
     entries AS (
       INSERT INTO ledger_entries (user_id, task_id, kind, amount, delta)
       SELECT c."userId", c.id, e.kind, e.amount, e.delta
-      FROM closed c, unnest(${column((e) => e.kind)}::text[], ${column((e) => e.amount)}::int[], ${column((e) => e.delta)}::int[]) WITH ORDINALITY AS e(kind, amount, delta, ord)
+      FROM closed c, unnest($7::text[], $8::int[], $9::int[]) WITH ORDINALITY AS e(kind, amount, delta, ord)
       ORDER BY e.ord
     )${
       // A close that refunds nothing leaves the user's row (and its lock) alone.
-      credit === 0 ? sql`` : sql`, credit AS (UPDATE users SET credits = credits + ${credit}::int WHERE id = (SELECT "userId" FROM closed))`
-    }${end.kind === "discarded" ? sql`, freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed))` : sql``}
-    SELECT * FROM closed`,
-  );
-  return rows[0];
+      withCredit ? `, credit AS (UPDATE users SET credits = credits + $${next}::int WHERE id = (SELECT "userId" FROM closed))` : ""
+    }${kind === "discarded" ? ", freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed))" : ""}
+    SELECT * FROM closed`;
 }
+
+const CLOSE_TEXTS = {
+  finished: { credit: closeText("finished", true), noCredit: closeText("finished", false) },
+  discarded: { credit: closeText("discarded", true), noCredit: closeText("discarded", false) },
+} as const;
 
 /** A task's ledger rows summed by kind, next to what the task row says (`checkLedger` in @gen/ledger judges them). */
 export interface TaskLedger {

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from "node:dns";
 import https from "node:https";
 import { isIP } from "node:net";
-import type { SecureContextOptions } from "node:tls";
+import tls, { type SecureContextOptions } from "node:tls";
 import { WireError } from "@gen/domain";
 import got, { type BeforeRequestHook, type Request as GotRequest, type RequestFunction } from "got";
 import { createAddressPolicy, createGuardedLookup, type AddressLookup } from "@gen/webhook-url";
@@ -60,11 +60,17 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
 
   // One pool per sender; the guarded lookup runs for every new socket it opens. Agent options
   // override per-request ones in Node, so nothing passed later can swap the lookup or the CAs.
+  //
+  // Every connection shares one TLS context (the trust store: the default one, which includes
+  // NODE_EXTRA_CA_CERTS, or `ca`): given none, tls.connect builds a context per connection (a new
+  // SSL_CTX with the store attached), which was most of what opening a connection cost this process
+  // when bursts opened many (bench/README.md "h-cost"). Certificate and host name checks are per
+  // connection either way (rejectUnauthorized, servername).
   const agent = new https.Agent({
     keepAlive: true,
     timeout: IDLE_SOCKET_MS,
     lookup: createGuardedLookup(options.lookup ?? dnsLookup, policy),
-    ...(options.ca === undefined ? {} : { ca: options.ca }),
+    secureContext: tls.createSecureContext(options.ca === undefined ? {} : { ca: options.ca }),
   });
 
   const client = got.extend({

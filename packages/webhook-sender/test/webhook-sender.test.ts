@@ -171,6 +171,16 @@ describe("TLS", () => {
     expect(receiver.requests).toHaveLength(0);
   });
 
+  it("checks every new connection of one sender on its own (its connections share one TLS context)", async () => {
+    const sender = loopbackSender();
+    const good = track.receiver(await startReceiver({ tls: goodCert }));
+    const wrongName = track.receiver(await startReceiver({ tls: await issueServerCert(["other.test.example"], { ca }) }));
+    await expect(sender.send(`https://${HOST}:${good.port}/`, "{}")).resolves.toMatchObject({ ok: true, status: 200 });
+    await expect(sender.send(`https://${HOST}:${wrongName.port}/`, "{}")).resolves.toMatchObject({ ok: false, lastError: "tls_error" });
+    await expect(sender.send(`https://${HOST}:${good.port}/`, "{}")).resolves.toMatchObject({ ok: true, status: 200 });
+    expect(wrongName.requests).toHaveLength(0);
+  });
+
   it("trusts the system store, not the test CA, when no ca is given", async () => {
     const receiver = track.receiver(await startReceiver({ tls: goodCert }));
     const sender = track.sender({ timeoutMs: 5_000, allowedCidrs: ["127.0.0.1/32"], lookup: resolverFor(HOST, ["127.0.0.1"]) });
