@@ -144,7 +144,11 @@ async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcom
 
 /** One Redis call for every task the batch created; on failure each is compensated on its own. */
 async function enqueueCreated(deps: GatewayDeps, batch: Pending[], outcomes: Outcome[]): Promise<void> {
-  const created = outcomes.flatMap((outcome, i) => (outcome.ok && !outcome.value.replayed ? [{ i, task: outcome.value.task }] : []));
+  const created: { i: number; task: Task }[] = [];
+  for (let i = 0; i < outcomes.length; i++) {
+    const outcome = outcomes[i]!;
+    if (outcome.ok && !outcome.value.replayed) created.push({ i, task: outcome.value.task });
+  }
   if (created.length === 0) return;
   try {
     await withDeadline(
