@@ -11,5 +11,7 @@ export async function enqueueGenerationJobs(queue: Queue<GenerationJobData>, tas
   if (taskIds.length === 0) return;
   // Object.assign, not `{ ...GENERATION_JOB_OPTIONS, jobId }`: V8 builds a spread-plus-one
   // literal through a new hidden class each time (~2-3 us a job against ~0.2 us; bench/README.md "h-gw").
-  await queue.addBulk(taskIds.map((taskId) => ({ name: "generate", data: { taskId }, opts: Object.assign({}, GENERATION_JOB_OPTIONS, { jobId: generationJobId(taskId) }) })));
+  await queue.addBulk(
+    taskIds.map((taskId) => ({ name: "generate", data: { taskId }, opts: Object.assign({}, GENERATION_JOB_OPTIONS, { jobId: generationJobId(taskId) }) })),
+  );
 }
