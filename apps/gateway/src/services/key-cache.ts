@@ -20,6 +20,9 @@ export class KeyCache {
   // Insertion-ordered, refreshed on use: the least recently used entry goes first when full.
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
+  // The key moved to the end last: using it again needs no move (deleting and re-inserting a Map
+  // key leaves a hole that costs a rehash every few uses; one hot key is the common case).
+  private newest: string | undefined;
 
   get size(): number {
     return this.entries.size;
@@ -28,9 +31,15 @@ export class KeyCache {
   get(keyHash: string, now = Date.now()): string | undefined {
     const entry = this.entries.get(keyHash);
     if (entry === undefined) return undefined;
-    this.entries.delete(keyHash);
-    if (entry.expiresAt <= now) return undefined;
-    this.entries.set(keyHash, entry);
+    if (entry.expiresAt <= now) {
+      this.delete(keyHash);
+      return undefined;
+    }
+    if (keyHash !== this.newest) {
+      this.entries.delete(keyHash);
+      this.entries.set(keyHash, entry);
+      this.newest = keyHash;
+    }
     return entry.userId;
   }
 
@@ -43,15 +52,19 @@ export class KeyCache {
     if (read.generation !== this.generation) return;
     this.entries.delete(keyHash);
     this.entries.set(keyHash, { userId, expiresAt: read.startedAt + KEY_CACHE_TTL_MS });
+    this.newest = keyHash;
+    // The oldest is never the newest: the map holds more than one entry here.
     if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
   }
 
   delete(keyHash: string): void {
     this.entries.delete(keyHash);
+    if (keyHash === this.newest) this.newest = undefined;
   }
 
   clear(): void {
     this.generation++;
     this.entries.clear();
+    this.newest = undefined;
   }
 }

@@ -107,14 +107,16 @@ async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcom
   const outcomes: (Outcome | undefined)[] = batch.map(() => undefined);
   // The statement takes each user's Idempotency-Key once; a repeat goes alone after it (and replays).
   const keys = new Set<string>();
-  const together = batch.flatMap((pending, i) => {
-    const { userId, idempotencyKey } = pending.input;
-    if (idempotencyKey === undefined) return [i];
-    const key = `${userId}\0${idempotencyKey}`;
-    if (keys.has(key)) return [];
-    keys.add(key);
-    return [i];
-  });
+  const together: number[] = [];
+  for (let i = 0; i < batch.length; i++) {
+    const { userId, idempotencyKey } = batch[i]!.input;
+    if (idempotencyKey !== undefined) {
+      const key = `${userId}\0${idempotencyKey}`;
+      if (keys.has(key)) continue;
+      keys.add(key);
+    }
+    together.push(i);
+  }
   try {
     const tasks = await reserveTasks(
       deps.db,
@@ -142,7 +144,11 @@ async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcom
 
 /** One Redis call for every task the batch created; on failure each is compensated on its own. */
 async function enqueueCreated(deps: GatewayDeps, batch: Pending[], outcomes: Outcome[]): Promise<void> {
-  const created = outcomes.flatMap((outcome, i) => (outcome.ok && !outcome.value.replayed ? [{ i, task: outcome.value.task }] : []));
+  const created: { i: number; task: Task }[] = [];
+  for (let i = 0; i < outcomes.length; i++) {
+    const outcome = outcomes[i]!;
+    if (outcome.ok && !outcome.value.replayed) created.push({ i, task: outcome.value.task });
+  }
   if (created.length === 0) return;
   try {
     await withDeadline(
