@@ -9,21 +9,17 @@ import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
 import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
 import { firstAttemptHandOff, handOffWebhook, type HandOffDeps } from "@gen/webhook-delivery";
-import { deliveryLockMs } from "../apps/worker/src/delivery/create-delivery-worker.ts";
-import { createDeliveryHostSlots } from "../apps/worker/src/delivery/delivery-host-slots.ts";
 import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
-import { createInlineAttempts } from "../apps/worker/src/delivery/inline-attempt.ts";
-import { renderTaskBody } from "../apps/worker/src/delivery/render-body.ts";
 import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";
 import { dispatchStages, type HandOffTimes } from "./support/dispatch-stages.ts";
+import { handOffGate, inlineHandOff } from "./support/inline-hand-off.ts";
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
 import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
-import { receiverSender } from "./support/receiver-sender.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -258,27 +254,10 @@ function generationHandOff(
   // BENCH_DISPATCH_HOST_CAP: the runner's tickets per receiver host (the worker process keeps the stack's).
   const cap = process.env.BENCH_DISPATCH_HOST_CAP;
   const config = loadConfig({ ...process.env, ...ctx.stack.env, ...(cap ? { WEBHOOK_HOST_CONCURRENCY: cap } : {}) });
-  const hostSlots = createDeliveryHostSlots(redis, config);
-  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
-  const gate = { hostSlots, webhookQueue, slowQueue, logger, config, now: () => new Date() };
+  const gate = handOffGate(config, redis, webhookQueue, logger);
   if (kind === "queued") {
     const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
-    return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => slowQueue.close() };
+    return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => gate.close() };
   }
-  const sender = receiverSender(config, ctx.receiver.childEnv.FAULT_HOSTS!, ctx.receiver.ca.cert);
-  const inline = createInlineAttempts(
-    { ...gate, db, sender, render: renderTaskBody, lane: "main" },
-    {
-      bound: config.deliveryConcurrency,
-      watchdogMs: deliveryLockMs(config),
-    },
-  );
-  return {
-    handOff: { webhookQueue, logger, handOffWebhook: inline.handOff },
-    async close() {
-      await inline.close();
-      sender.close();
-      await slowQueue.close();
-    },
-  };
+  return inlineHandOff(gate, db, ctx.receiver.childEnv.FAULT_HOSTS!, ctx.receiver.ca.cert);
 }

@@ -20,16 +20,12 @@ import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
 import { handOffWebhook } from "@gen/webhook-delivery";
-import { deliveryLockMs } from "../apps/worker/src/delivery/create-delivery-worker.ts";
-import { createDeliveryHostSlots } from "../apps/worker/src/delivery/delivery-host-slots.ts";
-import { createInlineAttempts } from "../apps/worker/src/delivery/inline-attempt.ts";
-import { renderTaskBody } from "../apps/worker/src/delivery/render-body.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";
 import { median, percentile } from "./support/load.ts";
+import { handOffGate, inlineHandOff } from "./support/inline-hand-off.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
-import { receiverSender } from "./support/receiver-sender.ts";
 
 const RATE = Number(process.env.RATE ?? 500);
 const SECONDS = Number(process.env.SECONDS ?? 6);
@@ -73,16 +69,13 @@ const config = loadConfig({
   // No delivery worker runs: every attempt must run inline, however long the machine stalls.
   DELIVERY_CONCURRENCY: "100000",
 });
-const logger = createLogger("bench", "warn");
 const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
-const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
-const sender = receiverSender(config, receiver.childEnv.FAULT_HOSTS!, receiver.ca);
-const gate = { hostSlots: createDeliveryHostSlots(redis, config), webhookQueue, slowQueue, logger, config, now: () => new Date() };
-const inline = createInlineAttempts(
-  { ...gate, db, sender, render: renderTaskBody, lane: "main" },
-  { bound: config.deliveryConcurrency, watchdogMs: deliveryLockMs(config) },
+const { handOff, close: closeHandOff } = inlineHandOff(
+  handOffGate(config, redis, webhookQueue, createLogger("bench", "warn")),
+  db,
+  receiver.childEnv.FAULT_HOSTS!,
+  receiver.ca,
 );
-const handOff = { webhookQueue, logger, handOffWebhook: inline.handOff };
 const userId = "usr_bench";
 await db.$sql.query("INSERT INTO users (id, credits) VALUES ($1, 2000000000)", [userId]);
 const urls = receiver.urls.slice(0, HOSTS);
@@ -152,11 +145,10 @@ if (session) {
 }
 const mean = Object.fromEntries(Object.entries(tally.perUnit()).map(([name, ms]) => [name, Number(ms.toFixed(3))]));
 console.log("CPU ms per task over all rounds:", JSON.stringify(mean));
-await inline.close();
-sender.close();
+await closeHandOff();
 // Everything under this run's prefix (queues, host tickets) goes: the Redis is shared.
 for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.unlink(...keys);
-await Promise.all([webhookQueue.close(), slowQueue.close()]);
+await webhookQueue.close();
 redis.disconnect();
 await db.$disconnect();
 await receiverChild.stop();

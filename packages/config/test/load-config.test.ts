@@ -13,6 +13,8 @@ describe("loadConfig", () => {
     expect(config.submitRate).toEqual({ perSec: 10, burst: 20 });
     expect(config.webhookAllowedCidrs).toEqual([]);
     expect(config.upstreamAllowedCidrs).toEqual(["127.0.0.1"]);
+    // docs/configuration.md: 64 attempts per worker process, 32 in flight per receiver fleet-wide.
+    expect([config.deliveryConcurrency, config.webhookHostConcurrency]).toEqual([64, 32]);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { PostgresPool, PostgresPoolClient, RawBuilder } from "kysely";
+import { CompiledQuery, type PostgresPool, type PostgresPoolClient, type RawBuilder } from "kysely";
 import type pg from "pg";
 import type { Queryable } from "./queryable.ts";
 
@@ -74,4 +74,13 @@ export async function executePrepared<R>(db: Queryable, query: RawBuilder<R>): P
   const compiled = query.compile(db.$kysely);
   prepareText(compiled.sql);
   return (await db.$kysely.executeQuery(compiled)).rows;
+}
+
+/**
+ * Runs a constant text (built once at load, `$n` placeholders) with its values as a prepared
+ * statement: nothing is compiled per call (the delivery-attempt statements, the reservation close).
+ */
+export async function executePreparedText<R>(db: Queryable, text: string, values: unknown[]): Promise<R[]> {
+  prepareText(text);
+  return (await db.$kysely.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
 }

@@ -1,6 +1,5 @@
-import { CompiledQuery } from "kysely";
 import { LedgerKind, type TaskStatus } from "@gen/domain";
-import { prepareText } from "./prepared-statements.ts";
+import { executePreparedText } from "./prepared-statements.ts";
 import type { Queryable } from "./queryable.ts";
 import { TASK_RETURNING, type Task } from "./tasks.ts";
 
@@ -127,8 +126,7 @@ export async function closeReservation(db: Queryable, taskId: string, close: Res
   }
   if (credit !== 0) values.push(credit);
   const text = CLOSE_TEXTS[end.kind][credit === 0 ? "noCredit" : "credit"];
-  prepareText(text);
-  const { rows } = await db.$kysely.executeQuery<Task>(CompiledQuery.raw(text, values));
+  const rows = await executePreparedText<Task>(db, text, values);
   return rows[0];
 }
 

@@ -79,6 +79,6 @@ function flushAll(): void {
 
 /** A pipe's handle written in blocking mode (files and terminals are already); nothing for other streams. */
 function blockOnFullPipe(stream: NodeJS.WriteStream): void {
-  const handle = (stream as { _type?: string; _handle?: { setBlocking?: (blocking: boolean) => number } })._handle;
-  if ((stream as { _type?: string })._type === "pipe") handle?.setBlocking?.(true);
+  const internals = stream as { _type?: string; _handle?: { setBlocking?: (blocking: boolean) => number } };
+  if (internals._type === "pipe") internals._handle?.setBlocking?.(true);
 }

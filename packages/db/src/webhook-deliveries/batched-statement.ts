@@ -1,6 +1,5 @@
-import { CompiledQuery } from "kysely";
 import type { Database } from "../create-database.ts";
-import { prepareText } from "../prepared-statements.ts";
+import { executePreparedText } from "../prepared-statements.ts";
 
 /*
  * The three statements of every delivery attempt (the decision read, the claim with its task read,
@@ -26,8 +25,7 @@ export async function runBatched<R extends { ord: number }>(
   parameters: unknown[],
   count: number,
 ): Promise<(Omit<R, "ord"> | undefined)[]> {
-  prepareText(text);
-  const { rows } = await db.$kysely.executeQuery<R>(CompiledQuery.raw(text, parameters));
+  const rows = await executePreparedText<R>(db, text, parameters);
   const answers: (Omit<R, "ord"> | undefined)[] = new Array(count).fill(undefined);
   for (const { ord, ...row } of rows) answers[ord] = row;
   return answers;

@@ -1,0 +1,45 @@
+import type { Config } from "@gen/config";
+import type { Database } from "@gen/db";
+import type { Logger } from "@gen/logger";
+import { QUEUE_NAMES, createQueue, type RedisClient, type WebhookJobData } from "@gen/queues";
+import type { HandOffDeps } from "@gen/webhook-delivery";
+import type { Queue } from "bullmq";
+import { deliveryLockMs } from "../../apps/worker/src/delivery/create-delivery-worker.ts";
+import { createDeliveryHostSlots } from "../../apps/worker/src/delivery/delivery-host-slots.ts";
+import type { GateDeps } from "../../apps/worker/src/delivery/host-gate.ts";
+import { createInlineAttempts } from "../../apps/worker/src/delivery/inline-attempt.ts";
+import { renderTaskBody } from "../../apps/worker/src/delivery/render-body.ts";
+import { receiverSender } from "./receiver-sender.ts";
+
+/** The host gate a generation worker routes attempt 1 through (its tickets, both lanes), with `config`'s settings. */
+export function handOffGate(config: Config, redis: RedisClient, webhookQueue: Queue<WebhookJobData>, logger: Logger): GateDeps & { close(): Promise<void> } {
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  return { hostSlots: createDeliveryHostSlots(redis, config), webhookQueue, slowQueue, logger, config, now: () => new Date(), close: () => slowQueue.close() };
+}
+
+/**
+ * The generation worker's hand-off of attempt 1 as createDeliveryWorker().handOff builds it: routed
+ * by the host tickets and, with a ticket, run in this process (claim, render, POST, finish) to the
+ * bench's receiver, whose names and CA the sender is given (`faultHosts`, `ca`).
+ */
+export function inlineHandOff(
+  gate: GateDeps & { close(): Promise<void> },
+  db: Database,
+  faultHosts: string,
+  ca: string,
+): { handOff: HandOffDeps; close(): Promise<void> } {
+  const { config, webhookQueue, logger } = gate;
+  const sender = receiverSender(config, faultHosts, ca);
+  const inline = createInlineAttempts(
+    { ...gate, db, sender, render: renderTaskBody, lane: "main" },
+    { bound: config.deliveryConcurrency, watchdogMs: deliveryLockMs(config) },
+  );
+  return {
+    handOff: { webhookQueue, logger, handOffWebhook: inline.handOff },
+    async close() {
+      await inline.close();
+      sender.close();
+      await gate.close();
+    },
+  };
+}
