@@ -259,5 +259,5 @@ function generationHandOff(
     const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
     return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => gate.close() };
   }
-  return inlineHandOff(gate, db, ctx.receiver.childEnv.FAULT_HOSTS!, ctx.receiver.ca.cert);
+  return inlineHandOff(gate, db, ctx.receiver.childEnv.FAULT_HOSTS!, ctx.receiver.ca);
 }

@@ -1,7 +1,7 @@
 // CPU per dispatched task of the generation worker's terminal step alone, as the dispatch figure
 // runs it (bench/delivery-throughput.ts dispatch()): settleTask, then handOffWebhook through the
 // worker's inline hand-off (host ticket, watchdog job, claim, render, POST, finish), at a steady
-// rate. Unlike the bench, the HTTPS receiver runs in a process of its own, so this process's CPU
+// rate. The HTTPS receiver runs in a process of its own (as in the bench), so this process's CPU
 // is the sending side only; no gateway or delivery worker runs (the runner's host cap is raised so
 // every attempt runs inline). CPU ms per task of this process, the receiver, this run's PostgreSQL
 // backends and Redis, from /proc; DISPATCH_PROFILE=<file> writes a V8 CPU profile of the measured
@@ -22,7 +22,7 @@ import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen
 import { handOffWebhook } from "@gen/webhook-delivery";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
-import { startChild } from "./support/child.ts";
+import { startReceiverProcess } from "./support/receiver-process.ts";
 import { median, percentile } from "./support/load.ts";
 import { handOffGate, inlineHandOff } from "./support/inline-hand-off.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
@@ -36,17 +36,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
 const database = await createScratchDatabase();
 const databaseName = new URL(database.url).pathname.slice(1);
-const receiverChild = await startChild("bench/support/receiver-child.ts", {});
-// Never leave the receiver behind (it holds the terminal's pipes).
-process.once("exit", () => receiverChild.child.kill("SIGTERM"));
-const receiver = (await receiverChild.message) as { url: string; urls: string[]; childEnv: Record<string, string>; ca: string };
+const receiver = await startReceiverProcess(7);
 let received = 0;
-receiverChild.child.on("message", (message) => (received = (message as { total: number }).total));
 const receivedAll = async (count: number) => {
   const deadline = Date.now() + 60_000;
-  while (received < count) {
+  for (;;) {
+    received = 0;
+    for (const list of receiver.posts.values()) received += list.length;
+    if (received >= count) return;
     if (Date.now() > deadline) throw new Error(`receiver: ${received} of ${count} POSTs after 60 s`);
-    receiverChild.child.send("total");
     await sleep(20);
   }
 };
@@ -125,7 +123,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const ids = rounds[round]!;
   const stop = sampleCpu({
     runner: () => [process.pid],
-    receiver: () => [receiverChild.child.pid!],
+    receiver: () => [receiver.pid],
     postgres: () => postgresBackendsOf(databaseName),
     redis: () => (redisPid ? [redisPid] : []),
   });
@@ -151,5 +149,5 @@ for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) a
 await webhookQueue.close();
 redis.disconnect();
 await db.$disconnect();
-await receiverChild.stop();
+await receiver.close();
 await database.drop();

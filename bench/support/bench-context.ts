@@ -2,15 +2,15 @@ import { once } from "node:events";
 import { createDatabase, type Database } from "@gen/db";
 import { createRedis } from "@gen/queues";
 import { startFaultStack, type FaultStack } from "../../test/faults/support/fault-stack.ts";
-import { startHookReceiver, type HookReceiver } from "../../test/faults/support/hook-receiver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../../test/support/scratch-database.ts";
 import { pidsNamed, postgresBackendsOf, type ProcessGroup } from "./proc-cpu.ts";
+import { startReceiverProcess, type BenchReceiver } from "./receiver-process.ts";
 
 export interface BenchContext {
   quick: boolean;
   database: ScratchDatabase;
   db: Database;
-  receiver: HookReceiver;
+  receiver: BenchReceiver;
   stack: FaultStack;
   user: { userId: string; auth: string };
   /**
@@ -33,8 +33,9 @@ export async function createBenchContext(quick: boolean): Promise<BenchContext> 
   process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
   const database = await createScratchDatabase();
   // One receiver under RECEIVER_HOSTS names: the figures for many customers' endpoints spread
-  // their tasks over them (host tickets are per name), the others use the first name only.
-  const receiver = await startHookReceiver(undefined, undefined, RECEIVER_HOSTS - 1);
+  // their tasks over them (host tickets are per name), the others use the first name only. It runs
+  // in a process of its own, as a customer's server would (receiver-child.ts).
+  const receiver = await startReceiverProcess(RECEIVER_HOSTS - 1);
   const stack = await startFaultStack({
     databaseUrl: database.url,
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",

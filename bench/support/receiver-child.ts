@@ -1,11 +1,32 @@
-// The bench's HTTPS receiver (one process, 8 host names) in a process of its own, so a driver's CPU
-// is the sender's without the receiving side of every POST (bench/dispatch-cost.ts). Its first IPC
-// message is what a sender needs (URLs, name mapping, CA); then it answers every message with the
-// number of POSTs received so far.
+// The bench's HTTPS receiver (one process, RECEIVER_ALIASES + 1 host names) in a process of its
+// own: it stands for customers' servers, which never share a core's event loop with the process
+// under test (before this, the bench process was both the generation worker's stand-in and every
+// POST's receiving side). Its first IPC message is what a sender needs (URLs, name mapping, CA);
+// then it reports arrivals (task id, time, status) in batches, a few milliseconds apart, so the
+// parent's picture of who got what lags by at most that and costs one message per batch, not per POST.
 import { readFileSync } from "node:fs";
 import { startHookReceiver } from "../../test/faults/support/hook-receiver.ts";
 
-const receiver = await startHookReceiver(undefined, undefined, Number(process.env.RECEIVER_ALIASES ?? 7));
+/** Arrivals since the last report: task id, epoch ms, status answered. */
+export type Arrival = [taskId: string, at: number, status: number];
+
+const BATCH_MS = 2;
+let pending: Arrival[] = [];
+let timer: NodeJS.Timeout | undefined;
+const flush = () => {
+  timer = undefined;
+  const batch = pending;
+  pending = [];
+  process.send!({ arrivals: batch });
+};
+const receiver = await startHookReceiver(
+  ({ taskId }) => {
+    pending.push([taskId, Date.now(), 200]);
+    timer ??= setTimeout(flush, BATCH_MS);
+    return { status: 200 };
+  },
+  undefined,
+  Number(process.env.RECEIVER_ALIASES ?? 7),
+);
 process.send!({ url: receiver.url, urls: receiver.urls, childEnv: receiver.childEnv, ca: readFileSync(receiver.childEnv.NODE_EXTRA_CA_CERTS!, "utf8") });
-process.on("message", () => process.send!({ total: receiver.total() }));
 process.once("SIGTERM", () => void receiver.close().finally(() => process.exit(0)));
