@@ -113,8 +113,8 @@ async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: He
     const result = await runAttempt(deps, open, claim, run, slot);
     await recordResult(deps, open, claim, result);
   } catch (error) {
-    // Rendering or the finish statement failed with the attempt open: its job records it lost (as the
-    // watchdog job did once the lease it stood for ran out; nothing runs here any more).
+    // Rendering or the finish statement threw with the attempt open: nothing here will finish it, so
+    // its job runs now and records it lost (the schedule goes on) rather than the reconciler, later.
     await handToJob(deps, ticket);
     throw error;
   } finally {

@@ -90,6 +90,15 @@ async function leaseHolders(taskId: string): Promise<string[]> {
   return holding.filter((owner): owner is string => owner !== null);
 }
 const live = async (owner: string) => Number(await fx.redis.zscore(leaseKeys().owners, owner)) > Date.now();
+
+/** CAP tasks that ended a second ago, each of whose attempt 1 took one of the host's tickets to run inline, and went no further. */
+async function ticketsTakenInline(url: string): Promise<string[]> {
+  const finishedAt = new Date(Date.now() - 1_000);
+  const tasks: string[] = [];
+  for (let i = 0; i < CAP; i++) tasks.push(await fx.createTask({ url, finishedAt }));
+  for (const taskId of tasks) await routeToLane(deliveryDeps(), "main", taskId, 1, url, new Date(finishedAt.getTime() + 30_000), () => true);
+  return tasks;
+}
 const delivered = async (taskId: string) => (await fx.delivery(taskId)).status === "delivered";
 const postsFor = (server: Receiver, taskId: string) => server.requests.filter((request) => request.body.toString("utf8").includes(taskId)).length;
 
@@ -267,12 +276,9 @@ test("a process whose lease runs out mid-attempt (Redis link gone, as a stall or
 
 test("an owner that died before its claim: the sweep adds attempt 1's job, which takes the dead attempt's ticket and sends once", async () => {
   const hooks = await receiver();
-  const deps = deliveryDeps();
-  const finishedAt = new Date(Date.now() - 1_000);
-  const tasks = [await fx.createTask({ url: hooks.url, finishedAt }), await fx.createTask({ url: hooks.url, finishedAt })];
   // Every ticket of the host is taken by an inline attempt whose process died after registering it, before its claim.
+  const tasks = await ticketsTakenInline(hooks.url);
   const dead = "dead-owner";
-  for (const taskId of tasks) await routeToLane(deps, "main", taskId, 1, hooks.url, new Date(finishedAt.getTime() + 30_000), () => true);
   await fx.redis.zadd(leaseKeys().owners, Date.now() - 1, dead);
   await fx.redis.sadd(`${leaseKeys().attemptsPrefix}${dead}`, ...tasks.map((taskId) => webhookJobId(taskId, 1)));
 
@@ -316,11 +322,8 @@ test("dying after the claim with the lease gone too (Redis lost it): the reconci
 
 test("dying between the ticket and the registration: the reconciler enqueues attempt 1, whose job uses the ticket the dead attempt held", async () => {
   const hooks = await receiver();
-  const deps = deliveryDeps();
-  const finishedAt = new Date(Date.now() - 1_000);
-  const tasks = [await fx.createTask({ url: hooks.url, finishedAt }), await fx.createTask({ url: hooks.url, finishedAt })];
   // Every ticket of the host is taken by an inline attempt that never got to its registration or its claim.
-  for (const taskId of tasks) await routeToLane(deps, "main", taskId, 1, hooks.url, new Date(finishedAt.getTime() + 30_000), () => true);
+  const tasks = await ticketsTakenInline(hooks.url);
   for (const taskId of tasks) {
     expect(await jobState(taskId)).toBe("unknown");
     expect((await fx.delivery(taskId)).status).toBe("pending");
