@@ -1,6 +1,6 @@
 // CPU per dispatched task of the generation worker's terminal step alone, as the dispatch figure
 // runs it (bench/delivery-throughput.ts dispatch()): settleTask, then handOffWebhook through the
-// worker's inline hand-off (host ticket, watchdog job, claim, render, POST, finish), at a steady
+// worker's inline hand-off (host ticket, lease registration, claim, render, POST, finish), at a steady
 // rate. The HTTPS receiver runs in a process of its own (as in the bench), so this process's CPU
 // is the sending side only; no gateway or delivery worker runs (the runner's host cap is raised so
 // every attempt runs inline). CPU ms per task of this process, the receiver, this run's PostgreSQL

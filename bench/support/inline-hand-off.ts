@@ -12,9 +12,23 @@ import { renderTaskBody } from "../../apps/worker/src/delivery/render-body.ts";
 import { receiverSender } from "./receiver-sender.ts";
 
 /** The host gate a generation worker routes attempt 1 through (its tickets, both lanes), with `config`'s settings. */
-export function handOffGate(config: Config, redis: RedisClient, webhookQueue: Queue<WebhookJobData>, logger: Logger): GateDeps & { close(): Promise<void> } {
+export function handOffGate(
+  config: Config,
+  redis: RedisClient,
+  webhookQueue: Queue<WebhookJobData>,
+  logger: Logger,
+): GateDeps & { redis: RedisClient; close(): Promise<void> } {
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
-  return { hostSlots: createDeliveryHostSlots(redis, config), webhookQueue, slowQueue, logger, config, now: () => new Date(), close: () => slowQueue.close() };
+  return {
+    hostSlots: createDeliveryHostSlots(redis, config),
+    webhookQueue,
+    slowQueue,
+    logger,
+    config,
+    redis,
+    now: () => new Date(),
+    close: () => slowQueue.close(),
+  };
 }
 
 /**
@@ -23,7 +37,7 @@ export function handOffGate(config: Config, redis: RedisClient, webhookQueue: Qu
  * bench's receiver, whose names and CA the sender is given (`faultHosts`, `ca`).
  */
 export function inlineHandOff(
-  gate: GateDeps & { close(): Promise<void> },
+  gate: GateDeps & { redis: RedisClient; close(): Promise<void> },
   db: Database,
   faultHosts: string,
   ca: string,
@@ -32,7 +46,7 @@ export function inlineHandOff(
   const sender = receiverSender(config, faultHosts, ca);
   const inline = createInlineAttempts(
     { ...gate, db, sender, render: renderTaskBody, lane: "main" },
-    { bound: config.deliveryConcurrency, watchdogMs: deliveryLockMs(config) },
+    { bound: config.deliveryConcurrency, leaseMs: deliveryLockMs(config), redis: gate.redis },
   );
   return {
     handOff: { webhookQueue, logger, handOffWebhook: inline.handOff },

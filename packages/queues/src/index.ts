@@ -2,6 +2,7 @@ export { QUEUE_NAMES, type QueueName } from "./queue-names.ts";
 export {
   MAINTENANCE_JOBS,
   generationJobId,
+  parseWebhookJobId,
   webhookJobId,
   type GenerationJobData,
   type MaintenanceJobData,
@@ -24,5 +25,6 @@ export {
   type Lane,
   type Promoted,
 } from "./host-slots.ts";
+export { createInlineLease, inlineLeaseKeys, LEASE_BEATS, type InlineLease, type InlineLeaseOptions } from "./inline-lease.ts";
 export { gatherPerTurn } from "./gather-per-turn.ts";
 export { withDeadline } from "./with-deadline.ts";

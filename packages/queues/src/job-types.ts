@@ -30,3 +30,9 @@ export const generationJobId = (taskId: string) => taskId;
 
 /** One job per delivery attempt; BullMQ forbids ':' in custom ids. */
 export const webhookJobId = (taskId: string, attempt: number) => `${taskId}-a${attempt}`;
+
+/** The task and attempt a webhook job id names (webhookJobId's inverse); null for any other text. */
+export function parseWebhookJobId(id: string): WebhookJobData | null {
+  const match = /^(.+)-a(\d+)$/.exec(id);
+  return match ? { taskId: match[1]!, attempt: Number(match[2]) } : null;
+}

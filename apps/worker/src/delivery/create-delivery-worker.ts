@@ -58,7 +58,7 @@ export interface DeliveryWorker {
  */
 const DELIVERY_LOCK_MS = 5_000;
 
-/** The delivery lock's duration with this configuration (an inline attempt's watchdog job waits as long). */
+/** The delivery lock's duration with this configuration (an inline attempt's lease lasts as long unrenewed). */
 export const deliveryLockMs = (config: Pick<Config, "jobLockMs">): number => Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
 
 /**
@@ -106,8 +106,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     ...workerOptions,
     concurrency: Math.max(1, Math.floor(config.deliveryConcurrency / 4)),
   });
-  // Inline first attempts: at most as many at once as the worker runs jobs; their watchdog jobs wait as long as a lock.
-  const inline = createInlineAttempts(deps, { bound: config.deliveryConcurrency, watchdogMs: lockDuration });
+  // Inline first attempts: at most as many at once as the worker runs jobs; their lease lasts as long as a lock.
+  const inline = createInlineAttempts(deps, { bound: config.deliveryConcurrency, leaseMs: lockDuration, redis });
   for (const each of [worker, slowWorker]) {
     each.on("failed", (job, error) =>
       logger.warn("webhook job failed; the reconciler picks the delivery up again", { task_id: job?.data.taskId, attempt: job?.data.attempt, err: error }),

@@ -53,11 +53,12 @@ test("a receiver at its cap has the rest of its attempts parked; each freed tick
   }
   await fx.waitFor(async () => busy.held.length === CAP);
 
-  // Only the cap's worth of the busy receiver's attempts runs, inline (their jobs are watchdogs,
-  // delayed); the rest wait delayed too, and none of them has been taken by a worker (parked at the
+  // Only the cap's worth of the busy receiver's attempts runs, inline (no job: the process's lease
+  // covers them); the rest wait delayed, and none of them has been taken by a worker (parked at the
   // hand-off, never polled).
   const states = await Promise.all(busyTasks.map((id) => fx.queue.getJobState(webhookJobId(id, 1))));
-  expect(states.filter((state) => state === "delayed")).toHaveLength(20);
+  expect(states.filter((state) => state === "delayed")).toHaveLength(20 - CAP);
+  expect(states.filter((state) => state === "unknown")).toHaveLength(CAP);
   const jobs = await Promise.all(busyTasks.map((id) => fx.queue.getJob(webhookJobId(id, 1))));
   expect(jobs.filter((job) => job?.processedOn !== undefined)).toHaveLength(0);
 

@@ -1,16 +1,17 @@
 // Inline first attempts (issue 12): with its receiver's ticket, attempt 1 runs in the process that
-// handed it off (no job); otherwise, and past the bound, on Redis or PostgreSQL trouble and while
-// closing, it is queued as before. A process dying in the middle leaves what the reconciler repairs.
+// handed it off (no job, under the process's lease); otherwise, and past the bound, on Redis or
+// PostgreSQL trouble and while closing, it is queued as before. A process whose lease runs out has
+// its attempts taken over by another's sweep; what the lease does not cover, the reconciler repairs.
 import type { ServerResponse } from "node:http";
 import { createDatabase } from "@gen/db";
-import { webhookJobId, type HostSlots } from "@gen/queues";
+import { createRedis, inlineLeaseKeys, webhookJobId, type HostSlots } from "@gen/queues";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import type { DeliveryDeps } from "../../src/delivery/delivery-deps.ts";
 import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.ts";
 import { routeToLane } from "../../src/delivery/host-gate.ts";
 import { reconcileDeliveries } from "../../src/delivery/index.ts";
-import { createInlineAttempts } from "../../src/delivery/inline-attempt.ts";
+import { createInlineAttempts, type InlineAttemptOptions } from "../../src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../../src/delivery/render-body.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 
@@ -73,25 +74,53 @@ function deliveryDeps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps {
   };
 }
 
+/** An inline hand-off on its own, with a lease of `leaseMs` (5 s, as the delivery lock, unless told). */
+const inlineAttempts = (deps: DeliveryDeps, options: Partial<InlineAttemptOptions> = {}) =>
+  createInlineAttempts(deps, { bound: 8, leaseMs: 5_000, redis: fx.redis, ...options });
+
 const jobState = (taskId: string) => fx.queue.getJobState(webhookJobId(taskId, 1));
+const leaseKeys = () => inlineLeaseKeys(fx.queuePrefix);
+/** The owners whose lease set holds attempt 1 of the task. */
+async function leaseHolders(taskId: string): Promise<string[]> {
+  const { attemptsPrefix } = leaseKeys();
+  const sets = await fx.redis.keys(`${attemptsPrefix}*`);
+  const holding = await Promise.all(
+    sets.map(async (key) => ((await fx.redis.sismember(key, webhookJobId(taskId, 1))) === 1 ? key.slice(attemptsPrefix.length) : null)),
+  );
+  return holding.filter((owner): owner is string => owner !== null);
+}
+const live = async (owner: string) => Number(await fx.redis.zscore(leaseKeys().owners, owner)) > Date.now();
+
+/** CAP tasks that ended a second ago, each of whose attempt 1 took one of the host's tickets to run inline, and went no further. */
+async function ticketsTakenInline(url: string): Promise<string[]> {
+  const finishedAt = new Date(Date.now() - 1_000);
+  const tasks: string[] = [];
+  for (let i = 0; i < CAP; i++) tasks.push(await fx.createTask({ url, finishedAt }));
+  for (const taskId of tasks) await routeToLane(deliveryDeps(), "main", taskId, 1, url, new Date(finishedAt.getTime() + 30_000), () => true);
+  return tasks;
+}
 const delivered = async (taskId: string) => (await fx.delivery(taskId)).status === "delivered";
 const postsFor = (server: Receiver, taskId: string) => server.requests.filter((request) => request.body.toString("utf8").includes(taskId)).length;
 
-test("with a ticket, attempt 1 runs where it was handed off: no job, one POST, and its ticket is given back", async () => {
+test("with a ticket, attempt 1 runs where it was handed off: no job, one POST, its ticket given back, and it leaves the lease", async () => {
   const hooks = await receiver();
   const worker = fx.startWorker();
+  const tasks: string[] = [];
   // More tasks than the host's tickets, one after the other: each finds a free ticket only if the one before gave its back.
   for (let i = 0; i < 2 * CAP + 1; i++) {
     const taskId = await fx.createTask({ url: hooks.url });
+    tasks.push(taskId);
     await worker.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
     await fx.waitFor(() => delivered(taskId));
-    // Its watchdog job is removed once the attempt is recorded.
-    await fx.waitFor(async () => (await jobState(taskId)) === "unknown");
+    // No job at any point: the process's lease covers the attempt.
+    expect(await jobState(taskId)).toBe("unknown");
     expect(postsFor(hooks, taskId)).toBe(1);
     expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
     // The ticket goes back after the POST, before the finish statement.
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  // Finished attempts leave the lease with a later beat, in one batch.
+  await fx.waitFor(async () => (await Promise.all(tasks.map(leaseHolders))).every((owners) => owners.length === 0));
 });
 
 test("a job for the same attempt (a duplicate from the reconciler) and the inline attempt send once", async () => {
@@ -116,13 +145,14 @@ test("a job for the same attempt (a duplicate from the reconciler) and the inlin
 test("past its bound of inline attempts, a process queues the hand-off", async () => {
   const hooks = await receiver();
   hooks.hold();
-  const inline = createInlineAttempts(deliveryDeps(), { bound: 1, watchdogMs: 5_000 });
+  const inline = inlineAttempts(deliveryDeps(), { bound: 1 });
   const [first, second] = [await fx.createTask({ url: hooks.url }), await fx.createTask({ url: hooks.url })];
   await inline.handOff(first, hooks.url, new Date());
   await fx.waitFor(async () => hooks.held.length === 1);
   await inline.handOff(second, hooks.url, new Date());
-  // The running one's job is its watchdog (delayed); the second is queued to run now.
-  expect(await jobState(first)).toBe("delayed");
+  // The running one has no job (its process's lease covers it); the second is queued to run now.
+  expect(await jobState(first)).toBe("unknown");
+  expect(await leaseHolders(first)).toHaveLength(1);
   expect(await jobState(second)).toBe("waiting");
   hooks.letGo();
   await inline.close();
@@ -135,7 +165,7 @@ test("past its bound of inline attempts, a process queues the hand-off", async (
 test("Redis trouble with the tickets: the hand-off queues the attempt, as before", async () => {
   const hooks = await receiver();
   const failing: HostSlots = { acquire: () => Promise.reject(new Error("redis down")), release: () => Promise.reject(new Error("redis down")) };
-  const inline = createInlineAttempts(deliveryDeps({ hostSlots: failing }), { bound: 8, watchdogMs: 5_000 });
+  const inline = inlineAttempts(deliveryDeps({ hostSlots: failing }));
   const taskId = await fx.createTask({ url: hooks.url });
   await inline.handOff(taskId, hooks.url, new Date());
   expect(await jobState(taskId)).toBe("waiting");
@@ -143,16 +173,18 @@ test("Redis trouble with the tickets: the hand-off queues the attempt, as before
   expect(hooks.requests).toHaveLength(0);
 });
 
-test("a claim that fails (PostgreSQL unreachable) promotes the watchdog job, which sends the attempt once", async () => {
+test("a claim that fails (PostgreSQL unreachable) adds the attempt's job to run now, which sends the attempt once", async () => {
   const hooks = await receiver();
   const unreachable = createDatabase("postgresql://postgres@127.0.0.1:1/none", { connectTimeoutMs: 200 });
   try {
-    const inline = createInlineAttempts(deliveryDeps({ db: unreachable }), { bound: 8, watchdogMs: 5_000 });
+    const inline = inlineAttempts(deliveryDeps({ db: unreachable }));
     const taskId = await fx.createTask({ url: hooks.url });
     await inline.handOff(taskId, hooks.url, new Date());
     await inline.close();
     expect(await jobState(taskId)).toBe("waiting");
     expect((await fx.delivery(taskId)).status).toBe("pending");
+    // Handed to the job: off the lease (which close dropped).
+    expect(await leaseHolders(taskId)).toEqual([]);
     fx.startWorker();
     await fx.waitFor(() => delivered(taskId));
     expect(postsFor(hooks, taskId)).toBe(1);
@@ -161,10 +193,10 @@ test("a claim that fails (PostgreSQL unreachable) promotes the watchdog job, whi
   }
 });
 
-test("close waits for running inline attempts; later hand-offs are queued", async () => {
+test("close waits for running inline attempts; later hand-offs are queued; then the lease is dropped", async () => {
   const hooks = await receiver();
   hooks.hold();
-  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 5_000 });
+  const inline = inlineAttempts(deliveryDeps());
   const running = await fx.createTask({ url: hooks.url });
   await inline.handOff(running, hooks.url, new Date());
   await fx.waitFor(async () => hooks.held.length === 1);
@@ -177,39 +209,98 @@ test("close waits for running inline attempts; later hand-offs are queued", asyn
   expect(closed).toBe(false);
   hooks.letGo();
   await closing;
-  // Recorded before close returned.
+  // Recorded before close returned; the closed process leaves no lease for a sweep to find.
   expect(await delivered(running)).toBe(true);
   expect(await jobState(running)).toBe("unknown");
+  expect(await leaseHolders(running)).toEqual([]);
+  expect(await fx.redis.zcard(leaseKeys().owners)).toBe(0);
 });
 
-test("a watchdog job held back by a live inline attempt; the attempt recorded, the job is gone", async () => {
+test("a live inline attempt's lease is renewed: sweeps through many lease times never take it over; recorded, nothing is left", async () => {
   const hooks = await receiver();
   hooks.hold();
   fx.startWorker();
-  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 400 });
+  // Another process sweeping every 25 ms.
+  const sweeper = inlineAttempts(deliveryDeps(), { leaseMs: 100 });
+  const inline = inlineAttempts(deliveryDeps(), { leaseMs: 400 });
   const taskId = await fx.createTask({ url: hooks.url });
   await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
   await fx.waitFor(async () => hooks.held.length === 1);
-  // Several watchdog delays pass while the POST is out: the job is pushed back each time, never run.
+  const [owner] = await leaseHolders(taskId);
+  // Several lease times pass while the POST is out: the lease is renewed each time, the attempt never taken over.
   await new Promise((resolve) => setTimeout(resolve, 1_500));
-  expect(await jobState(taskId)).toBe("delayed");
+  expect(await live(owner!)).toBe(true);
+  expect(await leaseHolders(taskId)).toEqual([owner]);
+  expect(await jobState(taskId)).toBe("unknown");
   expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual([null]);
   hooks.letGo();
   await inline.close();
+  await sweeper.close();
   expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
   expect(await jobState(taskId)).toBe("unknown");
   expect(postsFor(hooks, taskId)).toBe(1);
 });
 
-test("dying after the claim with the watchdog job gone too (Redis lost it): the reconciler records attempt_lost and schedules attempt 2; the late report changes nothing", async () => {
+test("a process whose lease runs out mid-attempt (Redis link gone, as a stall or a death): a worker's sweep adds the job, which records attempt_lost and schedules attempt 2; the late report is dropped", async () => {
   const hooks = await receiver();
   hooks.hold();
-  const inline = createInlineAttempts(deliveryDeps(), { bound: 8, watchdogMs: 5_000 });
+  const link = createRedis(fx.config.redisUrl, "blocking");
+  const inline = inlineAttempts(deliveryDeps({ hostSlots: createDeliveryHostSlots(link, fx.config) }), { leaseMs: 400, redis: link });
   const taskId = await fx.createTask({ url: hooks.url });
   await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
   await fx.waitFor(async () => hooks.held.length === 1);
   expect((await fx.delivery(taskId)).status).toBe("in_progress");
-  await fx.queue.remove(webhookJobId(taskId, 1));
+  const [owner] = await leaseHolders(taskId);
+  // The process can no longer renew: its lease runs out 400 ms after the last beat.
+  link.disconnect();
+  const cut = Date.now();
+  fx.startWorker();
+  const lost = await fx.waitFor(async () => {
+    const [first] = await fx.attempts(taskId);
+    return first?.finishedAt != null && first;
+  });
+  // The lease (400 ms) plus the worker's sweep interval (lock / 4: the fixture's lock is 5 s), and the job's run.
+  expect(lost.finishedAt!.getTime() - cut).toBeLessThan(5_000);
+  expect(lost.outcome).toBe("attempt_lost");
+  expect(await fx.queue.getJobState(webhookJobId(taskId, 2))).toBe("delayed");
+  // Taken by the sweep: the owner and its set are gone.
+  expect(await fx.redis.zscore(leaseKeys().owners, owner!)).toBeNull();
+  expect(await leaseHolders(taskId)).toEqual([]);
+
+  hooks.letGo();
+  await inline.close();
+  expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["attempt_lost"]);
+  expect(postsFor(hooks, taskId)).toBe(1);
+  await fx.queue.remove(webhookJobId(taskId, 2));
+});
+
+test("an owner that died before its claim: the sweep adds attempt 1's job, which takes the dead attempt's ticket and sends once", async () => {
+  const hooks = await receiver();
+  // Every ticket of the host is taken by an inline attempt whose process died after registering it, before its claim.
+  const tasks = await ticketsTakenInline(hooks.url);
+  const dead = "dead-owner";
+  await fx.redis.zadd(leaseKeys().owners, Date.now() - 1, dead);
+  await fx.redis.sadd(`${leaseKeys().attemptsPrefix}${dead}`, ...tasks.map((taskId) => webhookJobId(taskId, 1)));
+
+  const started = Date.now();
+  fx.startWorker();
+  for (const taskId of tasks) await fx.waitFor(() => delivered(taskId));
+  // Well inside the tickets' lease (render 2 s + timeout + 5 s): each job asked for its own ticket, held already.
+  expect(Date.now() - started).toBeLessThan(4_000);
+  for (const taskId of tasks) expect(postsFor(hooks, taskId)).toBe(1);
+  for (const taskId of tasks) expect((await fx.attempts(taskId)).map((row) => row.outcome)).toEqual(["delivered"]);
+  expect(await fx.redis.zscore(leaseKeys().owners, dead)).toBeNull();
+});
+
+test("dying after the claim with the lease gone too (Redis lost it): the reconciler records attempt_lost and schedules attempt 2; the late report changes nothing", async () => {
+  const hooks = await receiver();
+  hooks.hold();
+  const inline = inlineAttempts(deliveryDeps());
+  const taskId = await fx.createTask({ url: hooks.url });
+  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await fx.waitFor(async () => hooks.held.length === 1);
+  expect((await fx.delivery(taskId)).status).toBe("in_progress");
+  for (const owner of await leaseHolders(taskId)) await fx.redis.del(`${leaseKeys().attemptsPrefix}${owner}`);
 
   // What is left is an open attempt and no job. Later than the longest attempt (render 2 s + the
   // timeout) plus the grace, the reconciler finds it.
@@ -229,13 +320,10 @@ test("dying after the claim with the watchdog job gone too (Redis lost it): the 
   await fx.queue.remove(webhookJobId(taskId, 2));
 });
 
-test("dying between the ticket and the watchdog job: the reconciler enqueues attempt 1, whose job uses the ticket the dead attempt held", async () => {
+test("dying between the ticket and the registration: the reconciler enqueues attempt 1, whose job uses the ticket the dead attempt held", async () => {
   const hooks = await receiver();
-  const deps = deliveryDeps();
-  const finishedAt = new Date(Date.now() - 1_000);
-  const tasks = [await fx.createTask({ url: hooks.url, finishedAt }), await fx.createTask({ url: hooks.url, finishedAt })];
-  // Every ticket of the host is taken by an inline attempt that never got to its watchdog job or its claim.
-  for (const taskId of tasks) await routeToLane(deps, "main", taskId, 1, hooks.url, new Date(finishedAt.getTime() + 30_000), () => true);
+  // Every ticket of the host is taken by an inline attempt that never got to its registration or its claim.
+  const tasks = await ticketsTakenInline(hooks.url);
   for (const taskId of tasks) {
     expect(await jobState(taskId)).toBe("unknown");
     expect((await fx.delivery(taskId)).status).toBe("pending");
