@@ -10,6 +10,21 @@ import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
  */
 export type HandOffFirstAttempt = (taskId: string, url: string, finishedAt: Date) => Promise<void>;
 
+/** What the prepare step took for attempt 1 before the task was terminal: its receiver host's ticket. */
+export interface HeldHandOff {
+  /** The task is terminal: runs (or queues) attempt 1 with the ticket held, no ticket round trip left. */
+  handOff(finishedAt: Date): Promise<void>;
+  /** The task was not settled by this caller: frees the ticket (not counted as a timeout). */
+  giveBack(): Promise<void>;
+}
+
+/**
+ * Asks, before the settlement, for attempt 1's receiver ticket, only if one is free now (no waiting
+ * list, no job: either would act before the task is terminal). Undefined: nothing held, the
+ * hand-off after the commit routes the attempt as usual.
+ */
+export type PrepareFirstAttempt = (taskId: string, url: string) => Promise<HeldHandOff | undefined>;
+
 /** Enqueues an attempt routed by its receiver host's tickets (the worker's host gate). */
 export type RouteAttempt = (taskId: string, attempt: number, url: string, windowEndsAt: Date) => Promise<void>;
 
@@ -26,8 +41,12 @@ export interface HandOffDeps {
   webhookQueue: Queue<WebhookJobData>;
   /** The routed hand-off (inline when it can be), where the process has host tickets and a sender; absent: a plain enqueue. */
   handOffWebhook?: HandOffFirstAttempt;
+  /** Its prepare step (the generation worker's), taking the ticket alongside the settlement; absent: nothing is prepared. */
+  prepareHandOff?: PrepareFirstAttempt;
   logger: Logger;
 }
+
+type HandedOffTask = { id: string; webhookUrl: string | null; finishedAt: Date | null };
 
 /**
  * After a task is terminal (finished by the worker or cancelled in the gateway), its `pending`
@@ -35,12 +54,59 @@ export interface HandOffDeps {
  * committed, and the delivery reconciler enqueues pending deliveries of terminal tasks that have
  * no job.
  */
-export async function handOffWebhook(deps: HandOffDeps, task: { id: string; webhookUrl: string | null; finishedAt: Date | null }): Promise<void> {
+export async function handOffWebhook(deps: HandOffDeps, task: HandedOffTask): Promise<void> {
+  await handOff(deps, task, undefined);
+}
+
+async function handOff(deps: HandOffDeps, task: HandedOffTask, held: HeldHandOff | undefined): Promise<void> {
   if (task.webhookUrl === null) return;
   try {
-    if (deps.handOffWebhook && task.finishedAt) await deps.handOffWebhook(task.id, task.webhookUrl, task.finishedAt);
+    if (held && task.finishedAt) await held.handOff(task.finishedAt);
+    else if (deps.handOffWebhook && task.finishedAt) await deps.handOffWebhook(task.id, task.webhookUrl, task.finishedAt);
     else await enqueueWebhookAttempt(deps.webhookQueue, task.id, 1, 0);
   } catch (error) {
     deps.logger.error("webhook hand-off failed; the reconciler will enqueue it", { task_id: task.id, err: error });
   }
+}
+
+/** The hand-off of a task about to be settled, its ticket asked for meanwhile (prepareHandOff). */
+export interface PreparedHandOff {
+  /** This caller settled the task: hands off attempt 1 (as handOffWebhook, with the ticket if one was taken). Never throws. */
+  settled(task: HandedOffTask): Promise<void>;
+  /** The settlement wrote nothing or failed: gives the ticket back. Never throws. */
+  abandoned(): Promise<void>;
+}
+
+/**
+ * Starts the hand-off of attempt 1 before the terminal statement, to run alongside it: the
+ * receiver's ticket is taken now if one is free, so that after the commit the attempt starts
+ * without a Redis round trip (the generation worker's finish). The caller then says whether it
+ * settled the task; every path is logged, not thrown, as in handOffWebhook.
+ */
+export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl: string | null }): PreparedHandOff {
+  const held: Promise<HeldHandOff | undefined> =
+    task.webhookUrl !== null && deps.prepareHandOff
+      ? deps.prepareHandOff(task.id, task.webhookUrl).catch((error: unknown) => {
+          deps.logger.warn("could not take a webhook ticket before the settlement; the hand-off asks again", { task_id: task.id, err: error });
+          return undefined;
+        })
+      : Promise.resolve(undefined);
+  return {
+    async settled(settled) {
+      const ticket = await held;
+      // A task without a finish time is not one this caller settled; its ticket is not used.
+      if (ticket && !settled.finishedAt) await giveBack(deps, task.id, ticket);
+      await handOff(deps, settled, ticket);
+    },
+    async abandoned() {
+      const ticket = await held;
+      if (ticket) await giveBack(deps, task.id, ticket);
+    },
+  };
+}
+
+async function giveBack(deps: HandOffDeps, taskId: string, ticket: HeldHandOff): Promise<void> {
+  await ticket
+    .giveBack()
+    .catch((error: unknown) => deps.logger.warn("could not give a webhook ticket back; its lease runs out", { task_id: taskId, err: error }));
 }

@@ -50,6 +50,16 @@ export { staleClaim } from "./stale-claim.ts";
 export type { TransitionDeps } from "./transition-deps.ts";
 export { requestRedelivery, type RedeliveryDeps, type RedeliveryRequest } from "./request-redelivery.ts";
 export { reconcileDeliveries, type ReconcileDeliveriesDeps, type ReconcileDeliveriesOptions, type ReconcileDeliveriesResult } from "./reconcile-deliveries.ts";
-export { firstAttemptHandOff, handOffWebhook, type HandOffDeps, type HandOffFirstAttempt, type RouteAttempt } from "./hand-off-first-attempt.ts";
+export {
+  firstAttemptHandOff,
+  handOffWebhook,
+  prepareHandOff,
+  type HandOffDeps,
+  type HandOffFirstAttempt,
+  type HeldHandOff,
+  type PreparedHandOff,
+  type PrepareFirstAttempt,
+  type RouteAttempt,
+} from "./hand-off-first-attempt.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";

@@ -1,14 +1,24 @@
 import type { Job } from "bullmq";
 import { WorkerError } from "@gen/domain";
 import type { WebhookJobData } from "@gen/queues";
-import { attemptWindowEndsAt, claimAttempt, enqueueWebhookAttempt, workerFailure, type HandOffFirstAttempt, type OpenAttempt } from "@gen/webhook-delivery";
+import {
+  attemptWindowEndsAt,
+  claimAttempt,
+  enqueueWebhookAttempt,
+  workerFailure,
+  type HandOffFirstAttempt,
+  type OpenAttempt,
+  type PrepareFirstAttempt,
+} from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { routeToLane, type HeldSlot } from "./host-gate.ts";
+import { routeToLane, takeFreeTicket, type HeldSlot } from "./host-gate.ts";
 import { recordResult, runAttempt, type Run } from "./process-delivery.ts";
 
 /** The hand-off of attempt 1 that runs the attempt in this process when it can (see createInlineAttempts). */
 export interface InlineAttempts {
   handOff: HandOffFirstAttempt;
+  /** Its prepare step: the receiver's ticket taken before the task is terminal, if one is free now. */
+  prepare: PrepareFirstAttempt;
   /** Stops running attempts here (later hand-offs are queued) and waits for the ones running. */
   close(): Promise<void>;
 }
@@ -34,6 +44,10 @@ export interface InlineAttemptOptions {
  * records `attempt_lost` and the schedule goes on, within about `watchdogMs` as for a dead worker's
  * job. Without the watchdog (Redis lost it) the reconciler repairs both cases, later.
  *
+ * The generation worker asks for the ticket alongside its terminal statement (`prepare`, only if one
+ * is free: nothing may wait for a ticket or be queued before the task is terminal), so the hand-off
+ * after the commit starts the claim at once; a task it did not settle gives the ticket back.
+ *
  * Queued as before instead: no ticket (the host is at its cap: parked; slow: the slow lane), Redis
  * trouble with the tickets, `bound` attempts already running here (a dead receiver must not eat the
  * process), or closing. A claim that fails promotes the watchdog job, which asks for the ticket again
@@ -54,10 +68,16 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
     return true;
   };
 
+  const handOff = (taskId: string, url: string, finishedAt: Date, taken?: HeldSlot): Promise<void> => {
+    const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
+    return routeToLane(deps, "main", taskId, 1, url, windowEndsAt, (slot) => start({ taskId, url, finishedAt, windowEndsAt }, slot), taken);
+  };
+
   return {
-    handOff(taskId, url, finishedAt) {
-      const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
-      return routeToLane(deps, "main", taskId, 1, url, windowEndsAt, (slot) => start({ taskId, url, finishedAt, windowEndsAt }, slot));
+    handOff: (taskId, url, finishedAt) => handOff(taskId, url, finishedAt),
+    async prepare(taskId, url) {
+      const taken = await takeFreeTicket(deps, taskId, 1, url);
+      return taken && { handOff: (finishedAt) => handOff(taskId, url, finishedAt, taken.slot), giveBack: () => taken.giveBack() };
     },
     async close() {
       closing = true;
