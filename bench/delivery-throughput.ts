@@ -112,7 +112,12 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         const committing = Date.now();
         const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
         const prepared = prepareHandOff(handOff, { id, webhookUrl: urls[i % urls.length]! });
-        const settled = await settleTask(runnerDb, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 });
+        const settled = await settleTask(
+          runnerDb,
+          { id, reservedCredits: 4 },
+          { status: TaskStatus.Completed, output, charge: 4 },
+          await prepared.claimFirst(),
+        );
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
         const committed = Date.now();
         finishedAt.set(id, settled.finishedAt!.getTime());
@@ -157,6 +162,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
       runnerDb,
       { id, reservedCredits: 4 },
       { status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 },
+      await prepared.claimFirst(),
     );
     await (settled ? prepared.settled(settled) : prepared.abandoned());
     await sleep(10);

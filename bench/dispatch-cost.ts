@@ -90,7 +90,7 @@ async function dispatch(ids: string[], rate: number): Promise<number[]> {
       await sleep(begin + (i * 1000) / rate - performance.now());
       const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
       const prepared = prepareHandOff(handOff, { id, webhookUrl: urls[i % urls.length]! });
-      const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 });
+      const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 }, await prepared.claimFirst());
       if (!settled) throw new Error(`task ${id} did not settle`);
       await prepared.settled(settled);
       lags.push(Date.now() - settled.finishedAt!.getTime());

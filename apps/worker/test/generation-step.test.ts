@@ -115,7 +115,7 @@ function recordingHandOff() {
     handOffWebhook: async (taskId) => void calls.push(`routed ${taskId}`),
     prepareHandOff: async (taskId, url) => {
       calls.push(`prepare ${taskId} ${url}`);
-      return { handOff: async () => void calls.push(`held ${taskId}`), giveBack: async () => void calls.push(`give back ${taskId}`) };
+      return { claimFirst: false, handOff: async () => void calls.push(`held ${taskId}`), giveBack: async () => void calls.push(`give back ${taskId}`) };
     },
   };
   return { calls, handOff };

@@ -1,6 +1,8 @@
 import type { Queue } from "bullmq";
+import type { FirstClaim, FirstClaimRequest, TaskForBody } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { WebhookJobData } from "@gen/queues";
+import { claimedWithSettlement, firstClaimRequest, type ClaimedAttempt } from "./claim-attempt.ts";
 import { attemptWindowEndsAt, type Schedule } from "./delivery-schedule.ts";
 import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 
@@ -12,8 +14,13 @@ export type HandOffFirstAttempt = (taskId: string, url: string, finishedAt: Date
 
 /** What the prepare step took for attempt 1 before the task was terminal: its receiver host's ticket. */
 export interface HeldHandOff {
-  /** The task is terminal: runs (or queues) attempt 1 with the ticket held, no ticket round trip left. */
-  handOff(finishedAt: Date): Promise<void>;
+  /** Whether attempt 1 may be claimed in the settlement's statement: it will then run in this process, whatever its load. */
+  claimFirst: boolean;
+  /**
+   * The task is terminal: runs (or queues) attempt 1 with the ticket held, no ticket round trip
+   * left; with `claimed` (the settlement claimed it), from the claim on, no round trip at all.
+   */
+  handOff(finishedAt: Date, claimed?: ClaimedAttempt): Promise<void>;
   /** The task was not settled by this caller: frees the ticket (not counted as a timeout). */
   giveBack(): Promise<void>;
 }
@@ -47,6 +54,8 @@ export interface HandOffDeps {
 }
 
 type HandedOffTask = { id: string; webhookUrl: string | null; finishedAt: Date | null };
+/** A settled task as settleTask returns it, with the folded claim's answer when one was asked for. */
+type SettledTask = HandedOffTask & TaskForBody & { firstClaim?: FirstClaim | null };
 
 /**
  * After a task is terminal (finished by the worker or cancelled in the gateway), its `pending`
@@ -58,10 +67,10 @@ export async function handOffWebhook(deps: HandOffDeps, task: HandedOffTask): Pr
   await handOff(deps, task, undefined);
 }
 
-async function handOff(deps: HandOffDeps, task: HandedOffTask, held: HeldHandOff | undefined): Promise<void> {
+async function handOff(deps: HandOffDeps, task: HandedOffTask, held: HeldHandOff | undefined, claimed?: ClaimedAttempt): Promise<void> {
   if (task.webhookUrl === null) return;
   try {
-    if (held && task.finishedAt) await held.handOff(task.finishedAt);
+    if (held && task.finishedAt) await held.handOff(task.finishedAt, claimed);
     else if (deps.handOffWebhook && task.finishedAt) await deps.handOffWebhook(task.id, task.webhookUrl, task.finishedAt);
     else await enqueueWebhookAttempt(deps.webhookQueue, task.id, 1, 0);
   } catch (error) {
@@ -71,17 +80,23 @@ async function handOff(deps: HandOffDeps, task: HandedOffTask, held: HeldHandOff
 
 /** The hand-off of a task about to be settled, its ticket asked for meanwhile (prepareHandOff). */
 export interface PreparedHandOff {
-  /** This caller settled the task: hands off attempt 1 (as handOffWebhook, with the ticket if one was taken). Never throws. */
-  settled(task: HandedOffTask): Promise<void>;
+  /**
+   * Waits for the ticket; with one held (and the attempt able to run here), attempt 1's claim for
+   * the settlement to make in its statement (settleTask's `claimFirst`), else undefined. Never throws.
+   */
+  claimFirst(): Promise<FirstClaimRequest | undefined>;
+  /** This caller settled the task: hands off attempt 1 (as handOffWebhook, with the ticket and the claim if taken). Never throws. */
+  settled(task: SettledTask): Promise<void>;
   /** The settlement wrote nothing or failed: gives the ticket back. Never throws. */
   abandoned(): Promise<void>;
 }
 
 /**
- * Starts the hand-off of attempt 1 before the terminal statement, to run alongside it: the
- * receiver's ticket is taken now if one is free, so that after the commit the attempt starts
- * without a Redis round trip (the generation worker's finish). The caller then says whether it
- * settled the task; every path is logged, not thrown, as in handOffWebhook.
+ * Starts the hand-off of attempt 1 before the terminal statement: the receiver's ticket is taken now
+ * if one is free, and with it attempt 1 is claimed by the terminal statement itself (`claimFirst`),
+ * so that after the commit the attempt is rendered and sent with no round trip before the POST (the
+ * generation worker's finish). The caller then says whether it settled the task; every path is
+ * logged, not thrown, as in handOffWebhook.
  */
 export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl: string | null }): PreparedHandOff {
   const held: Promise<HeldHandOff | undefined> =
@@ -91,12 +106,15 @@ export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl
           return undefined;
         })
       : Promise.resolve(undefined);
+  // Asked for once: its id is the attempt log row's, which the settlement writes.
+  const claim = held.then((ticket) => (ticket?.claimFirst ? firstClaimRequest() : undefined));
   return {
+    claimFirst: () => claim,
     async settled(settled) {
-      const ticket = await held;
+      const [ticket, request] = await Promise.all([held, claim]);
       // A task without a finish time is not one this caller settled; its ticket is not used.
       if (ticket && !settled.finishedAt) await giveBack(deps, task.id, ticket);
-      await handOff(deps, settled, ticket);
+      await handOff(deps, settled, ticket, (request && claimedWithSettlement(request, settled)) ?? undefined);
     },
     async abandoned() {
       const ticket = await held;

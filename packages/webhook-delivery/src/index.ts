@@ -32,7 +32,7 @@ export { decideAttempt, type AttemptDecision, type SkipReason } from "./attempt-
 export { loadAttemptDecision } from "./load-attempt-decision.ts";
 export { afterAttempt, attemptRecord, type AfterAttempt } from "./after-attempt.ts";
 export { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
-export { claimAttempt, type ClaimedAttempt } from "./claim-attempt.ts";
+export { claimAttempt, claimedWithSettlement, firstClaimRequest, type ClaimedAttempt } from "./claim-attempt.ts";
 export {
   FINAL_ATTEMPT_WINDOW_MS,
   RENDER_TIMEOUT_MS,

@@ -6,6 +6,7 @@ import {
   claimAttempt,
   enqueueWebhookAttempt,
   workerFailure,
+  type ClaimedAttempt,
   type HandOffFirstAttempt,
   type OpenAttempt,
   type PrepareFirstAttempt,
@@ -44,9 +45,11 @@ export interface InlineAttemptOptions {
  * records `attempt_lost` and the schedule goes on, within about `watchdogMs` as for a dead worker's
  * job. Without the watchdog (Redis lost it) the reconciler repairs both cases, later.
  *
- * The generation worker asks for the ticket alongside its terminal statement (`prepare`, only if one
- * is free: nothing may wait for a ticket or be queued before the task is terminal), so the hand-off
- * after the commit starts the claim at once; a task it did not settle gives the ticket back.
+ * The generation worker asks for the ticket before its terminal statement (`prepare`, only if one is
+ * free: nothing may wait for a ticket or be queued before the task is terminal) and, with it, has
+ * that statement claim attempt 1 too: after the commit the attempt is rendered and sent at once, its
+ * watchdog job added meanwhile, and it runs here even past `bound` or while closing (a claimed
+ * attempt that nobody runs would wait for its watchdog). A task it did not settle gives the ticket back.
  *
  * Queued as before instead: no ticket (the host is at its cap: parked; slow: the slow lane), Redis
  * trouble with the tickets, `bound` attempts already running here (a dead receiver must not eat the
@@ -57,19 +60,31 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
   const running = new Set<Promise<void>>();
   let closing = false;
 
-  const start = (first: FirstAttempt, slot: HeldSlot): boolean => {
-    if (closing || running.size >= options.bound) return false;
-    const run: Promise<void> = runFirstAttempt(deps, first, slot, options.watchdogMs)
+  const track = (taskId: string, attempt: Promise<void>): void => {
+    const run: Promise<void> = attempt
       .catch((error: unknown) => {
-        deps.logger.error("inline webhook attempt failed; its watchdog job or the reconciler repairs it", { task_id: first.taskId, err: error });
+        deps.logger.error("inline webhook attempt failed; its watchdog job or the reconciler repairs it", { task_id: taskId, err: error });
       })
       .finally(() => running.delete(run));
     running.add(run);
+  };
+  const start = (first: FirstAttempt, slot: HeldSlot): boolean => {
+    if (closing || running.size >= options.bound) return false;
+    track(first.taskId, runFirstAttempt(deps, first, slot, options.watchdogMs));
     return true;
   };
 
-  const handOff = (taskId: string, url: string, finishedAt: Date, taken?: HeldSlot): Promise<void> => {
+  const handOff = async (taskId: string, url: string, finishedAt: Date, taken?: HeldSlot, claimed?: ClaimedAttempt): Promise<void> => {
     const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
+    if (taken && claimed) {
+      // The watchdog job is added while the attempt runs: a death before it lands leaves a claimed attempt without a job, which the reconciler records as lost.
+      const watchdog = enqueueWebhookAttempt(deps.webhookQueue, taskId, 1, options.watchdogMs).catch((error: unknown) => {
+        deps.logger.warn("inline webhook attempt runs without its watchdog job", { task_id: taskId, err: error });
+        return undefined;
+      });
+      track(taskId, runClaimedAttempt(deps, { taskId, url, finishedAt, windowEndsAt }, taken, claimed, watchdog, options.watchdogMs));
+      return;
+    }
     return routeToLane(deps, "main", taskId, 1, url, windowEndsAt, (slot) => start({ taskId, url, finishedAt, windowEndsAt }, slot), taken);
   };
 
@@ -77,7 +92,12 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
     handOff: (taskId, url, finishedAt) => handOff(taskId, url, finishedAt),
     async prepare(taskId, url) {
       const taken = await takeFreeTicket(deps, taskId, 1, url);
-      return taken && { handOff: (finishedAt) => handOff(taskId, url, finishedAt, taken.slot), giveBack: () => taken.giveBack() };
+      if (!taken) return undefined;
+      return {
+        claimFirst: !closing && running.size < options.bound,
+        handOff: (finishedAt, claimed) => handOff(taskId, url, finishedAt, taken.slot, claimed),
+        giveBack: () => taken.giveBack(),
+      };
     },
     async close() {
       closing = true;
@@ -95,7 +115,7 @@ interface FirstAttempt {
 
 /** The job path's steps from the claim on (process-delivery.ts), with what the caller knows in place of the decision read. */
 async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: HeldSlot, watchdogMs: number): Promise<void> {
-  const { taskId, url, finishedAt, windowEndsAt } = first;
+  const { taskId } = first;
   // The watchdog and the claim go out together: neither waits for the other's round trip.
   const [added, claimed] = await Promise.allSettled([
     enqueueWebhookAttempt(deps.webhookQueue, taskId, 1, watchdogMs),
@@ -114,18 +134,31 @@ async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: He
     await dismiss(deps, watchdog);
     return;
   }
+  await runClaimedAttempt(deps, first, slot, claim, Promise.resolve(watchdog), watchdogMs);
+}
+
+/** From the claim on (runFirstAttempt's, or the settlement's): render, send, finish, with the watchdog job pushed back meanwhile. */
+async function runClaimedAttempt(
+  deps: DeliveryDeps,
+  first: FirstAttempt,
+  slot: HeldSlot,
+  claim: ClaimedAttempt,
+  watchdogAdded: Promise<Job<WebhookJobData> | undefined>,
+  watchdogMs: number,
+): Promise<void> {
+  const { taskId, url, finishedAt, windowEndsAt } = first;
   const manual = claim.requestedBy !== null;
   const open: OpenAttempt = { taskId, attempt: 1, manual, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt: finishedAt };
   const run: Run = { kind: "run", url, manual, dueAt: finishedAt, windowEndsAt, taskFinishedAt: finishedAt };
   // Pushed back as BullMQ renews a lock: a quarter of its time, while the attempt runs.
-  const renew = watchdog ? setInterval(() => void watchdog.changeDelay(watchdogMs).catch(() => undefined), watchdogMs / 4) : undefined;
+  const renew = setInterval(() => void watchdogAdded.then((watchdog) => watchdog?.changeDelay(watchdogMs)).catch(() => undefined), watchdogMs / 4);
   try {
     const result = await runAttempt(deps, open, claim, run, slot);
     await recordResult(deps, open, claim, result);
   } finally {
     clearInterval(renew);
   }
-  await dismiss(deps, watchdog);
+  await dismiss(deps, await watchdogAdded);
 }
 
 /** The attempt is recorded: its watchdog job is not needed (one that already ran, or runs anyway, finds the attempt recorded and skips). */

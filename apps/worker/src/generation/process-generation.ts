@@ -148,9 +148,9 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
       settlement = { status: TaskStatus.Failed, code: error.code, charge: 0 };
     }
   }
-  // The receiver's ticket is asked for during the terminal statement, so attempt 1 starts right after the commit.
+  // With the receiver's ticket taken first, the terminal statement claims attempt 1 too: after the commit it is sent at once.
   const handOff = prepareHandOff(deps, task);
-  const settled = await settleTask(deps.db, task, settlement).catch(async (error: unknown) => {
+  const settled = await settleTask(deps.db, task, settlement, await handOff.claimFirst()).catch(async (error: unknown) => {
     await handOff.abandoned();
     throw error;
   });

@@ -8,7 +8,7 @@ import { Wf } from "@gen/errors";
 import { newTaskId } from "@gen/ids";
 import { settleTask } from "@gen/ledger";
 import { webhookJobId, type HostSlots } from "@gen/queues";
-import { prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
+import { claimAttempt, claimedWithSettlement, enqueueWebhookAttempt, firstClaimRequest, prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import type { DeliveryDeps } from "../../src/delivery/delivery-deps.ts";
@@ -95,11 +95,14 @@ test("ticket granted and task settled: attempt 1 runs inline after the commit, o
   const hooks = await receiver();
   const deps = handOffDeps();
   // More tasks than the host's tickets, one after the other: each is granted only if the one before gave its ticket back.
+  // Every other one claimed by the settlement (the generation worker's way), the others by the inline attempt after it.
   for (let i = 0; i < 2 * CAP + 1; i++) {
     const task = await runningTask(hooks.url);
     const handOff = prepareHandOff(deps, task);
-    const settled = await settleTask(fx.db, task, completed(task.id));
+    const claim = i % 2 === 0 ? await handOff.claimFirst() : undefined;
+    const settled = await settleTask(fx.db, task, completed(task.id), claim);
     expect(settled).not.toBeNull();
+    expect(settled!.firstClaim).toEqual(claim ? { requestedBy: null } : undefined);
     // Held across the commit, under the attempt's job id.
     expect(await ticketsOf(hooks.url)).toEqual([webhookJobId(task.id, 1)]);
     await handOff.settled(settled!);
@@ -169,4 +172,61 @@ test("Redis trouble with the tickets: nothing held before the commit; after it t
   fx.startWorker();
   await fx.waitFor(() => delivered(task.id));
   expect(postsFor(hooks, task.id)).toBe(1);
+});
+
+test("the claim folded into the settlement reads the task as the separate claim does: the same body", async () => {
+  const hooks = await receiver();
+  const outcomes = [
+    (id: string) => ({ ...completed(id), tokens: { input: 3, output: 5 } }),
+    () => ({ status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 }),
+  ] as const;
+  for (const outcome of outcomes) {
+    const task = await runningTask(hooks.url);
+    const request = firstClaimRequest();
+    const folded = claimedWithSettlement(request, (await settleTask(fx.db, task, outcome(task.id), request))!)!;
+    expect(folded).not.toBeNull();
+    // The same attempt claimed again by the job path's statement (the delivery put back as it was).
+    await fx.db.webhookAttempt.deleteMany({ where: { taskId: task.id } });
+    await fx.db.webhookDelivery.update({ where: { taskId: task.id }, data: { status: "pending", attempts: 0, lastAttemptAt: null } });
+    const separate = (await claimAttempt(fx.db, task.id, 1, folded.startedAt))!;
+    expect(folded.task).toEqual(separate.task);
+    expect(folded.requestedBy).toBe(separate.requestedBy);
+    expect(renderTaskBody(folded.task, folded.id)).toEqual(renderTaskBody(separate.task, folded.id));
+  }
+});
+
+test("a duplicate job for attempt 1 after the folded claim's attempt does not send again", async () => {
+  const hooks = await receiver();
+  const deps = handOffDeps();
+  const task = await runningTask(hooks.url);
+  const handOff = prepareHandOff(deps, task);
+  const claim = await handOff.claimFirst();
+  expect(claim).toBeDefined();
+  const settled = await settleTask(fx.db, task, completed(task.id), claim);
+  expect(settled!.firstClaim).toEqual({ requestedBy: null });
+  await handOff.settled(settled!);
+  await fx.waitFor(() => delivered(task.id));
+  await fx.waitFor(async () => (await jobState(task.id)) === "unknown");
+  // The reconciler's or a retried hand-off's job for the same attempt.
+  await enqueueWebhookAttempt(fx.queue, task.id, 1, 0);
+  fx.startWorker();
+  await fx.waitFor(async () => (await jobState(task.id)) === "completed");
+  expect(postsFor(hooks, task.id)).toBe(1);
+  expect((await fx.attempts(task.id)).map((row) => row.outcome)).toEqual(["delivered"]);
+});
+
+test("dying after the commit of a folded claim: the watchdog job records attempt_lost and schedules attempt 2; nothing sent", async () => {
+  const hooks = await receiver();
+  const deps = handOffDeps();
+  const task = await runningTask(hooks.url);
+  const handOff = prepareHandOff(deps, task);
+  const settled = await settleTask(fx.db, task, completed(task.id), await handOff.claimFirst());
+  expect(settled!.firstClaim).toEqual({ requestedBy: null });
+  // The process dies here: its watchdog job was added (the hand-off's first step), the attempt never ran.
+  await enqueueWebhookAttempt(fx.queue, task.id, 1, 300);
+  fx.startWorker();
+  await fx.waitFor(async () => (await fx.attempts(task.id))[0]?.outcome === "attempt_lost");
+  expect(await fx.queue.getJobState(webhookJobId(task.id, 2))).toBe("delayed");
+  expect(hooks.requests).toHaveLength(0);
+  await fx.queue.remove(webhookJobId(task.id, 2));
 });
