@@ -7,11 +7,9 @@ import { webhookJobId, type HostSlots } from "@gen/queues";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import type { DeliveryDeps } from "../../src/delivery/delivery-deps.ts";
-import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.ts";
 import { routeToLane } from "../../src/delivery/host-gate.ts";
 import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createInlineAttempts } from "../../src/delivery/inline-attempt.ts";
-import { renderTaskBody } from "../../src/delivery/render-body.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 
 const CAP = 2;
@@ -57,21 +55,7 @@ async function receiver() {
   });
 }
 
-/** What createDeliveryWorker gives its attempts, for an inline hand-off on its own. */
-function deliveryDeps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps {
-  return {
-    config: fx.config,
-    db: fx.db,
-    logger: fx.logger,
-    webhookQueue: fx.queue,
-    sender: fx.sender,
-    render: renderTaskBody,
-    now: () => new Date(),
-    hostSlots: createDeliveryHostSlots(fx.redis, fx.config),
-    lane: "main",
-    ...overrides,
-  };
-}
+const deliveryDeps = (overrides: Partial<DeliveryDeps> = {}) => fx.deliveryDeps(overrides);
 
 const jobState = (taskId: string) => fx.queue.getJobState(webhookJobId(taskId, 1));
 const delivered = async (taskId: string) => (await fx.delivery(taskId)).status === "delivered";

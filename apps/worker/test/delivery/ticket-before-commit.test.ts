@@ -11,7 +11,6 @@ import { webhookJobId, type HostSlots } from "@gen/queues";
 import { claimAttempt, claimedWithSettlement, enqueueWebhookAttempt, firstClaimRequest, prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
-import type { DeliveryDeps } from "../../src/delivery/delivery-deps.ts";
 import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.ts";
 import { createInlineAttempts, type InlineAttempts } from "../../src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../../src/delivery/render-body.ts";
@@ -45,17 +44,7 @@ async function receiver() {
 
 /** The generation worker's hand-off deps with the inline hand-off and its prepare step (main.ts wires the delivery worker's). */
 function handOffDeps(hostSlots: HostSlots = createDeliveryHostSlots(fx.redis, fx.config)): HandOffDeps {
-  const deps: DeliveryDeps = {
-    config: fx.config,
-    db: fx.db,
-    logger: fx.logger,
-    webhookQueue: fx.queue,
-    sender: fx.sender,
-    render: renderTaskBody,
-    now: () => new Date(),
-    hostSlots,
-    lane: "main",
-  };
+  const deps = fx.deliveryDeps({ hostSlots });
   const inline = createInlineAttempts(deps, { bound: 8, watchdogMs: 5_000 });
   inlines.push(inline);
   return { webhookQueue: fx.queue, logger: fx.logger, handOffWebhook: inline.handOff, prepareHandOff: inline.prepare };
