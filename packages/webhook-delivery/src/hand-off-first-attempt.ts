@@ -81,8 +81,9 @@ async function handOff(deps: HandOffDeps, task: HandedOffTask, held: HeldHandOff
 /** The hand-off of a task about to be settled, its ticket asked for meanwhile (prepareHandOff). */
 export interface PreparedHandOff {
   /**
-   * Waits for the ticket; with one held (and the attempt able to run here), attempt 1's claim for
-   * the settlement to make in its statement (settleTask's `claimFirst`), else undefined. Never throws.
+   * Waits for the ticket, TICKET_WAIT_MS at most; with one held by then (and the attempt able to run
+   * here), attempt 1's claim for the settlement to make in its statement (settleTask's
+   * `claimFirst`), else undefined. Never throws.
    */
   claimFirst(): Promise<FirstClaimRequest | undefined>;
   /** This caller settled the task: hands off attempt 1 (as handOffWebhook, with the ticket and the claim if taken). Never throws. */
@@ -107,7 +108,10 @@ export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl
         })
       : Promise.resolve(undefined);
   // Asked for once: its id is the attempt log row's, which the settlement writes.
-  const claim = held.then((ticket) => (ticket?.claimFirst ? firstClaimRequest() : undefined));
+  const claim = within(
+    TICKET_WAIT_MS,
+    held.then((ticket) => (ticket?.claimFirst ? firstClaimRequest() : undefined)),
+  );
   return {
     claimFirst: () => claim,
     async settled(settled) {
@@ -121,6 +125,26 @@ export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl
       if (ticket) await giveBack(deps, task.id, ticket);
     },
   };
+}
+
+/**
+ * How long the settlement waits for the ticket before it goes ahead without claiming: the ticket is
+ * one Redis round trip (under a millisecond), but a stalled or unreachable Redis (the worker's
+ * connection queues commands while it reconnects) must not hold a task's terminal commit. A ticket
+ * that comes later is still used by the hand-off after the commit.
+ */
+const TICKET_WAIT_MS = 25;
+
+/** `promise`'s value if it settles within `ms`, else undefined. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+    void promise.then((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
 }
 
 async function giveBack(deps: HandOffDeps, taskId: string, ticket: HeldHandOff): Promise<void> {

@@ -219,3 +219,26 @@ test("dying after the commit of a folded claim: the watchdog job records attempt
   expect(hooks.requests).toHaveLength(0);
   await fx.queue.remove(webhookJobId(task.id, 2));
 });
+
+test("a slow ticket answer does not hold the settlement: it commits without the claim, and the ticket, once granted, serves the hand-off", async () => {
+  const hooks = await receiver();
+  const real = createDeliveryHostSlots(fx.redis, fx.config);
+  // Redis stalled for 300 ms (the worker's connection queues commands while it reconnects).
+  const slow: HostSlots = {
+    acquire: (...args) => new Promise((resolve) => setTimeout(() => resolve(real.acquire(...args)), 300)),
+    release: (...args) => real.release(...args),
+  };
+  const deps = handOffDeps(slow);
+  const task = await runningTask(hooks.url);
+  const handOff = prepareHandOff(deps, task);
+  // Undefined: the wait ended before the ticket came.
+  const claim = await handOff.claimFirst();
+  expect(claim).toBeUndefined();
+  const settled = await settleTask(fx.db, task, completed(task.id), claim);
+  expect(settled!.firstClaim).toBeUndefined();
+  await handOff.settled(settled!);
+  await fx.waitFor(() => delivered(task.id));
+  expect(postsFor(hooks, task.id)).toBe(1);
+  // Ran inline with the ticket taken before the commit: no job was left.
+  await fx.waitFor(async () => (await jobState(task.id)) === "unknown");
+});
