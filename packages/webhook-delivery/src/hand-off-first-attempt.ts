@@ -100,18 +100,20 @@ export interface PreparedHandOff {
  * logged, not thrown, as in handOffWebhook.
  */
 export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl: string | null }): PreparedHandOff {
-  const held: Promise<HeldHandOff | undefined> =
-    task.webhookUrl !== null && deps.prepareHandOff
-      ? deps.prepareHandOff(task.id, task.webhookUrl).catch((error: unknown) => {
-          deps.logger.warn("could not take a webhook ticket before the settlement; the hand-off asks again", { task_id: task.id, err: error });
-          return undefined;
-        })
-      : Promise.resolve(undefined);
+  const asking = task.webhookUrl !== null && deps.prepareHandOff !== undefined;
+  const held: Promise<HeldHandOff | undefined> = asking
+    ? deps.prepareHandOff!(task.id, task.webhookUrl!).catch((error: unknown) => {
+        deps.logger.warn("could not take a webhook ticket before the settlement; the hand-off asks again", { task_id: task.id, err: error });
+        return undefined;
+      })
+    : Promise.resolve(undefined);
   // Asked for once: its id is the attempt log row's, which the settlement writes.
-  const claim = within(
-    TICKET_WAIT_MS,
-    held.then((ticket) => (ticket?.claimFirst ? firstClaimRequest() : undefined)),
-  );
+  const claim = asking
+    ? within(
+        TICKET_WAIT_MS,
+        held.then((ticket) => (ticket?.claimFirst ? firstClaimRequest() : undefined)),
+      )
+    : Promise.resolve(undefined);
   return {
     claimFirst: () => claim,
     async settled(settled) {
