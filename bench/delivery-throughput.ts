@@ -8,7 +8,7 @@ import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
 import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
-import { firstAttemptHandOff, handOffWebhook, type HandOffDeps } from "@gen/webhook-delivery";
+import { firstAttemptHandOff, prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
 import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
 import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
@@ -107,14 +107,21 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     await Promise.all(
       ids.map(async (id, i) => {
         await sleep(begin + (i * 1000) / rate - performance.now());
-        // The generation worker's terminal step: settlement (task row, ledger, balance), then attempt 1.
+        // The generation worker's terminal step (finish): the receiver's ticket asked for alongside the
+        // settlement (task row, ledger, balance), then attempt 1.
         const committing = Date.now();
         const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
-        const settled = await settleTask(runnerDb, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 });
+        const prepared = prepareHandOff(handOff, { id, webhookUrl: urls[i % urls.length]! });
+        const settled = await settleTask(
+          runnerDb,
+          { id, reservedCredits: 4 },
+          { status: TaskStatus.Completed, output, charge: 4 },
+          await prepared.claimFirst(),
+        );
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
         const committed = Date.now();
         finishedAt.set(id, settled.finishedAt!.getTime());
-        await handOffWebhook(handOff, settled);
+        await prepared.settled(settled);
         times.set(id, { committing, committed, enqueued: Date.now() });
       }),
     );
@@ -149,13 +156,15 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // The runner's own sender (inline hand-off) opens its connections and TLS sessions here, as the
   // worker's did in the warm-up above: a generation worker in service has them already.
   const warmDispatch = await createRunningTasks(db, user.userId, receiver.urls, 100);
-  for (const id of warmDispatch) {
+  for (const [n, id] of warmDispatch.entries()) {
+    const prepared = prepareHandOff(handOff, { id, webhookUrl: receiver.urls[n % receiver.urls.length]! });
     const settled = await settleTask(
       runnerDb,
       { id, reservedCredits: 4 },
       { status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 },
+      await prepared.claimFirst(),
     );
-    if (settled) await handOffWebhook(handOff, settled);
+    await (settled ? prepared.settled(settled) : prepared.abandoned());
     await sleep(10);
   }
   await waitFor(() => warmDispatch.every((id) => receiver.posts.has(id)), 60_000, "dispatch warm-up");
@@ -168,7 +177,8 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   await dispatch(200, [receiver.url], 1);
   await dispatch(200, receiver.urls, 1);
   // Tasks reach their terminal state at a steady rate, each settled and handed off by the product's
-  // functions as the generation worker does (settleTask, then handOffWebhook routed by host tickets).
+  // functions as the generation worker does (prepareHandOff: the host ticket asked for alongside
+  // settleTask; then the hand-off, routed by host tickets).
   // Then the same with the tasks spread over the receiver's host names, as a fleet serving many
   // customers sees them: one host's cap (32 in flight by default) no longer decides the latency.
   const dispatchFigures = [

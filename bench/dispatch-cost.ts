@@ -1,6 +1,6 @@
 // CPU per dispatched task of the generation worker's terminal step alone, as the dispatch figure
-// runs it (bench/delivery-throughput.ts dispatch()): settleTask, then handOffWebhook through the
-// worker's inline hand-off (host ticket, lease registration, claim, render, POST, finish), at a steady
+// runs it (bench/delivery-throughput.ts dispatch()): the host ticket asked for alongside settleTask
+// (prepareHandOff), then the worker's inline hand-off (lease registration, claim, render, POST, finish), at a steady
 // rate. The HTTPS receiver runs in a process of its own (as in the bench), so this process's CPU
 // is the sending side only; no gateway or delivery worker runs (the runner's host cap is raised so
 // every attempt runs inline). CPU ms per task of this process, the receiver, this run's PostgreSQL
@@ -19,7 +19,7 @@ import { TaskStatus } from "@gen/domain";
 import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
-import { handOffWebhook } from "@gen/webhook-delivery";
+import { prepareHandOff } from "@gen/webhook-delivery";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { startReceiverProcess } from "./support/receiver-process.ts";
@@ -87,9 +87,10 @@ async function dispatch(ids: string[], rate: number): Promise<number[]> {
     ids.map(async (id, i) => {
       await sleep(begin + (i * 1000) / rate - performance.now());
       const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
-      const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 });
+      const prepared = prepareHandOff(handOff, { id, webhookUrl: urls[i % urls.length]! });
+      const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 }, await prepared.claimFirst());
       if (!settled) throw new Error(`task ${id} did not settle`);
-      await handOffWebhook(handOff, settled);
+      await prepared.settled(settled);
       lags.push(Date.now() - settled.finishedAt!.getTime());
     }),
   );

@@ -22,8 +22,11 @@ type Stage = (typeof STAGES)[number];
  * ticket free); `ats` > 1 means it was started more than once: parked by the worker's host gate at
  * pickup, then promoted. An attempt with no job ran inline (in the runner, as in the generation
  * worker): it has no pickup, its claim stage is hand-off return → claim (the claim is sent inside
- * the hand-off, so about 0) and its send stage includes the claim's round trip. Returns one line for
- * a figure's note.
+ * the hand-off, so about 0) and its send stage includes the claim's round trip. An attempt claimed
+ * by the terminal statement itself (the generation worker's finish with a ticket taken first) starts
+ * at the task's finish, before the commit returned: it has no claim stage, its send stage runs from
+ * the commit's return to the POST, and its ticket's round trip is inside the commit stage. Returns
+ * one line for a figure's note.
  */
 export async function dispatchStages(
   db: Database,
@@ -46,6 +49,7 @@ export async function dispatchStages(
   let parked = 0;
   let parkedAtHandOff = 0;
   let inline = 0;
+  let folded = 0;
   ids.forEach((id, i) => {
     const t = times.get(id)!;
     // The job's own `delay` field is zeroed by a promotion; its options keep the delay it was added with.
@@ -59,10 +63,15 @@ export async function dispatchStages(
     if (claim === undefined) return;
     if (processedOn === null) inline++;
     else spans.pickup.push(Number(processedOn) - t.enqueued);
+    if (processedOn === null && claim <= t.committed) {
+      folded++;
+      spans.send.push(arrivals(id) - t.committed);
+      return;
+    }
     spans.claim.push(claim - (processedOn === null ? t.enqueued : Number(processedOn)));
     spans.send.push(arrivals(id) - claim);
   });
   // A stage no attempt went through (pickup, when every attempt ran inline) shows as "-".
   const stages = STAGES.map((stage) => `${stage} ${spans[stage].length === 0 ? "-" : `${median(spans[stage])}/${percentile(spans[stage], 99)}`}`).join(", ");
-  return `stages p50/p99 ms: ${stages}; ${inline} of ${ids.length} inline; parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
+  return `stages p50/p99 ms: ${stages}; ${inline} of ${ids.length} inline (${folded} claimed by the settlement); parked at the host gate: ${parkedAtHandOff} at the hand-off, ${parked} at pickup`;
 }

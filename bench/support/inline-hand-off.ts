@@ -32,9 +32,10 @@ export function handOffGate(
 }
 
 /**
- * The generation worker's hand-off of attempt 1 as createDeliveryWorker().handOff builds it: routed
- * by the host tickets and, with a ticket, run in this process (claim, render, POST, finish) to the
- * bench's receiver, whose names and CA the sender is given (`faultHosts`, `ca`).
+ * The generation worker's hand-off of attempt 1 as createDeliveryWorker().handOff builds it, with its
+ * prepare step (the ticket taken alongside the terminal statement): routed by the host tickets and,
+ * with a ticket, run in this process (claim, render, POST, finish) to the bench's receiver, whose
+ * names and CA the sender is given (`faultHosts`, `ca`).
  */
 export function inlineHandOff(
   gate: GateDeps & { redis: RedisClient; close(): Promise<void> },
@@ -49,7 +50,7 @@ export function inlineHandOff(
     { bound: config.deliveryConcurrency, leaseMs: deliveryLockMs(config), redis: gate.redis },
   );
   return {
-    handOff: { webhookQueue, logger, handOffWebhook: inline.handOff },
+    handOff: { webhookQueue, logger, handOffWebhook: inline.handOff, prepareHandOff: inline.prepare },
     async close() {
       await inline.close();
       sender.close();

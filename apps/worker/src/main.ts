@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       downloadGuard,
       webhookQueue,
       handOffWebhook: delivery.handOff,
+      prepareHandOff: delivery.prepareHandOff,
       logger,
       metrics,
     },

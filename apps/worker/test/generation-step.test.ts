@@ -2,6 +2,9 @@ import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
+import { TaskStatus } from "@gen/domain";
+import { Wf } from "@gen/errors";
+import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import type { Provider } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
@@ -103,4 +106,43 @@ test("a step past the task's deadline times it out (80002), cancels the upstream
     errorCode: 80002,
     chargedCredits: 0,
   });
+});
+
+/** A hand-off whose prepare step records what it is asked and holds a "ticket". */
+function recordingHandOff() {
+  const calls: string[] = [];
+  const handOff: Pick<GenerationDeps, "handOffWebhook" | "prepareHandOff"> = {
+    handOffWebhook: async (taskId) => void calls.push(`routed ${taskId}`),
+    prepareHandOff: async (taskId, url) => {
+      calls.push(`prepare ${taskId} ${url}`);
+      return { claimFirst: false, handOff: async () => void calls.push(`held ${taskId}`), giveBack: async () => void calls.push(`give back ${taskId}`) };
+    },
+  };
+  return { calls, handOff };
+}
+
+test("finish takes the receiver's ticket alongside the settlement and hands off with it", async () => {
+  const { provider } = recordingProvider();
+  const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
+  const url = "https://hooks.test.example/h";
+  const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_hook", webhookUrl: url });
+  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  const { calls, handOff } = recordingHandOff();
+  expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
+  expect(calls).toEqual([`prepare ${id} ${url}`, `held ${id}`]);
+  expect((await db.task.findUniqueOrThrow({ where: { id } })).status).toBe("failed");
+});
+
+test("a task cancelled while finish settles it: its ticket is given back and nothing is handed off", async () => {
+  const { provider } = recordingProvider();
+  const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
+  const url = "https://hooks.test.example/h";
+  const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_cancel", webhookUrl: url });
+  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  // The gateway's cancel commits after the step loaded the task, before its finish (while the upstream job is cancelled).
+  provider.cancel = async () => void (await settleTask(db, { id, reservedCredits: 1 }, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 }));
+  const { calls, handOff } = recordingHandOff();
+  expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
+  expect(calls).toEqual([`prepare ${id} ${url}`, `give back ${id}`]);
+  expect((await db.task.findUniqueOrThrow({ where: { id } })).errorCode).toBe(Wf.Canceled);
 });

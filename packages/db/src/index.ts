@@ -28,6 +28,7 @@ export {
   type LedgerEntryValues,
   type TaskEnd,
   type ReservationClose,
+  type ClosedTask,
   type TaskLedger,
   type UserLedger,
 } from "./users-and-ledger.ts";
@@ -54,5 +55,7 @@ export {
   type FirstDelivery,
   type AttemptLogRow,
   type TaskForBody,
+  type FirstClaim,
+  type FirstClaimRequest,
 } from "./webhook-deliveries/index.ts";
 export { gatherBatches } from "./gather-batches.ts";

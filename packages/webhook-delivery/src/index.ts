@@ -32,7 +32,7 @@ export { decideAttempt, type AttemptDecision, type SkipReason } from "./attempt-
 export { loadAttemptDecision } from "./load-attempt-decision.ts";
 export { afterAttempt, attemptRecord, type AfterAttempt } from "./after-attempt.ts";
 export { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
-export { claimAttempt, type ClaimedAttempt } from "./claim-attempt.ts";
+export { claimAttempt, claimedWithSettlement, firstClaimRequest, type ClaimedAttempt } from "./claim-attempt.ts";
 export {
   FINAL_ATTEMPT_WINDOW_MS,
   RENDER_TIMEOUT_MS,
@@ -50,6 +50,16 @@ export { staleClaim } from "./stale-claim.ts";
 export type { TransitionDeps } from "./transition-deps.ts";
 export { requestRedelivery, type RedeliveryDeps, type RedeliveryRequest } from "./request-redelivery.ts";
 export { reconcileDeliveries, type ReconcileDeliveriesDeps, type ReconcileDeliveriesOptions, type ReconcileDeliveriesResult } from "./reconcile-deliveries.ts";
-export { firstAttemptHandOff, handOffWebhook, type HandOffDeps, type HandOffFirstAttempt, type RouteAttempt } from "./hand-off-first-attempt.ts";
+export {
+  firstAttemptHandOff,
+  handOffWebhook,
+  prepareHandOff,
+  type HandOffDeps,
+  type HandOffFirstAttempt,
+  type HeldHandOff,
+  type PreparedHandOff,
+  type PrepareFirstAttempt,
+  type RouteAttempt,
+} from "./hand-off-first-attempt.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";

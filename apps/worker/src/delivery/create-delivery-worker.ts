@@ -5,7 +5,7 @@ import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, type WebhookJobData } from "@gen/queues";
-import type { HandOffFirstAttempt } from "@gen/webhook-delivery";
+import type { HandOffFirstAttempt, PrepareFirstAttempt } from "@gen/webhook-delivery";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 import { createDeliveryHostSlots } from "./delivery-host-slots.ts";
@@ -41,6 +41,8 @@ export interface DeliveryWorker {
    * runs in this process at once (inline-attempt.ts), otherwise it is queued (parked, slow lane).
    */
   handOff: HandOffFirstAttempt;
+  /** Its prepare step: the ticket taken alongside the terminal statement when one is free (the generation worker's finish). */
+  prepareHandOff: PrepareFirstAttempt;
   /** Waits for running attempts (inline ones too), then closes the worker, the queue handle and an owned sender. */
   close(): Promise<void>;
 }
@@ -121,6 +123,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     webhookQueue,
     slowQueue,
     handOff: inline.handOff,
+    prepareHandOff: inline.prepare,
     async close() {
       await Promise.all([inline.close(), worker.close(), slowWorker.close()]);
       if (ownSender) sender.close();

@@ -1,6 +1,6 @@
 import { DelayedError, Job } from "bullmq";
 import { WireError } from "@gen/domain";
-import { webhookJobId, type HostSlots, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
+import { webhookJobId, type HostSlotAnswer, type HostSlots, type Lane, type Promoted, type WebhookJobData } from "@gen/queues";
 import { enqueueWebhookAttempt, ensureAttemptJob, type AttemptResult } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 
@@ -138,7 +138,8 @@ function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): P
  * at the hand-off and when the main lane gives an attempt to the slow lane. Redis trouble with the
  * tickets: the attempt is enqueued to run now and asks at its start. `runHere`, given the granted
  * ticket, may take the attempt to run in this process instead (the inline first attempt); when it
- * declines, the job is queued as before and asks for the ticket again under the same id.
+ * declines, the job is queued as before and asks for the ticket again under the same id. `taken`:
+ * the attempt's ticket, already held (takeFreeTicket), so nothing is asked.
  */
 export async function routeToLane(
   deps: GateDeps,
@@ -148,6 +149,7 @@ export async function routeToLane(
   url: string,
   windowEndsAt: Date,
   runHere?: (slot: HeldSlot) => boolean,
+  taken?: HeldSlot,
 ): Promise<void> {
   const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
   // The main lane's hand-off adds a new id; a move to the slow lane may meet an ended job of the
@@ -157,9 +159,10 @@ export async function routeToLane(
   const slots = deps.hostSlots;
   const host = receiverHost(url);
   const ticket = webhookJobId(taskId, attempt);
-  const first = slots && host !== null ? await slots.acquire(host, ticket, lane).catch(() => null) : null;
+  // A ticket taken already (takeFreeTicket) is this same ticket: no second round trip for it.
+  const first = taken ? TAKEN : slots && host !== null ? await slots.acquire(host, ticket, lane).catch(() => null) : null;
   if (first === null || first.slot === "granted") {
-    if (first !== null && runHere?.(heldTicket(deps, host!, ticket))) return;
+    if (first !== null && runHere?.(taken ?? heldTicket(deps, host!, ticket))) return;
     await enqueue(0);
     return;
   }
@@ -167,6 +170,43 @@ export async function routeToLane(
   if (first.slot === "slow" && lane === "main") return routeToLane(deps, "slow", taskId, attempt, url, windowEndsAt);
   await enqueue(Math.max(0, parkedUntil(windowEndsAt, deps) - deps.now().getTime()));
   await joinWaitingList(deps, host!, ticket, lane, async () => (await Job.fromId<WebhookJobData>(queue, ticket))?.promote());
+}
+
+const TAKEN: HostSlotAnswer = { slot: "granted", promoted: [] };
+
+/** A ticket taken ahead of its attempt's hand-off (takeFreeTicket). */
+export interface TakenTicket {
+  /** Passed to routeToLane as `taken`: held by the attempt it routes. */
+  slot: HeldSlot;
+  /** The attempt will not be handed off by this caller: frees the ticket without counting an outcome. */
+  giveBack(): Promise<void>;
+}
+
+/**
+ * Takes attempt `attempt`'s ticket only if its host has one free now: no waiting list, no job, no
+ * slow-lane move (the hand-off's prepare step, before the task is terminal, when a promoted job
+ * would find the task still running and skip). Undefined when not granted, or on Redis trouble:
+ * the hand-off then routes the attempt as usual. Waiters promoted by the call are moved as always.
+ */
+export async function takeFreeTicket(deps: GateDeps, taskId: string, attempt: number, url: string): Promise<TakenTicket | undefined> {
+  const slots = deps.hostSlots;
+  const host = receiverHost(url);
+  if (!slots || host === null) return undefined;
+  const ticket = webhookJobId(taskId, attempt);
+  const answer = await slots.acquire(host, ticket, "main").catch((error: unknown) => {
+    deps.logger.warn("host ticket check before the hand-off failed; the hand-off asks again", { task_id: taskId, err: error });
+    return null;
+  });
+  if (answer === null) return undefined;
+  void promoteWaiters(deps, host, answer.promoted);
+  if (answer.slot !== "granted") return undefined;
+  return {
+    slot: heldTicket(deps, host, ticket),
+    async giveBack() {
+      // "other": neither an answer nor a timeout of the host; the attempt's places in waiting lists (none of ours) are left alone.
+      await promoteWaiters(deps, host, await slots.release(host, ticket, "other"));
+    },
+  };
 }
 
 /**

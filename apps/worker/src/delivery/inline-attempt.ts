@@ -1,13 +1,24 @@
 import { WorkerError } from "@gen/domain";
 import { createInlineLease, parseWebhookJobId, webhookJobId, type InlineLease, type RedisClient } from "@gen/queues";
-import { attemptWindowEndsAt, claimAttempt, ensureAttemptJob, workerFailure, type HandOffFirstAttempt, type OpenAttempt } from "@gen/webhook-delivery";
+import {
+  attemptWindowEndsAt,
+  claimAttempt,
+  ensureAttemptJob,
+  workerFailure,
+  type ClaimedAttempt,
+  type HandOffFirstAttempt,
+  type OpenAttempt,
+  type PrepareFirstAttempt,
+} from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { routeToLane, type HeldSlot } from "./host-gate.ts";
+import { routeToLane, takeFreeTicket, type HeldSlot } from "./host-gate.ts";
 import { recordResult, runAttempt, type Run } from "./process-delivery.ts";
 
 /** The hand-off of attempt 1 that runs the attempt in this process when it can (see createInlineAttempts). */
 export interface InlineAttempts {
   handOff: HandOffFirstAttempt;
+  /** Its prepare step: the receiver's ticket taken before the task is terminal, if one is free now. */
+  prepare: PrepareFirstAttempt;
   /** Stops running attempts here (later hand-offs are queued), waits for the ones running, then drops the lease. */
   close(): Promise<void>;
 }
@@ -36,6 +47,13 @@ export interface InlineAttemptOptions {
  * `leaseMs` (+ a beat) as for a dead worker's job. Not registered (Redis trouble) or the lease lost
  * with Redis: the reconciler repairs both cases, later.
  *
+ * The generation worker asks for the ticket before its terminal statement (`prepare`, only if one is
+ * free: nothing may wait for a ticket or be queued before the task is terminal) and, with it, has
+ * that statement claim attempt 1 too: the attempt is registered under the lease while that statement
+ * goes out, and after the commit it is rendered and sent at once; it runs here even past `bound` or
+ * while closing (a claimed attempt that nobody runs would wait for the lease to lapse). A task it did
+ * not settle gives the ticket back.
+ *
  * Queued as before instead: no ticket (the host is at its cap: parked; slow: the slow lane), Redis
  * trouble with the tickets, `bound` attempts already running here (a dead receiver must not eat the
  * process), or closing. A claim that fails adds the attempt's job to run now, which asks for the
@@ -51,21 +69,68 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
     onError: (error) => deps.logger.warn("inline attempts' lease: Redis trouble renewing, sweeping or taking over; the next beat tries again", { err: error }),
   });
 
-  const start = (first: FirstAttempt, slot: HeldSlot): boolean => {
-    if (closing || running.size >= options.bound) return false;
-    const run: Promise<void> = runFirstAttempt(deps, first, slot, lease)
+  const track = (taskId: string, attempt: Promise<void>): void => {
+    const run: Promise<void> = attempt
       .catch((error: unknown) => {
-        deps.logger.error("inline webhook attempt failed; its job or the reconciler repairs it", { task_id: first.taskId, err: error });
+        deps.logger.error("inline webhook attempt failed; its job or the reconciler repairs it", { task_id: taskId, err: error });
       })
       .finally(() => running.delete(run));
     running.add(run);
+  };
+  const start = (first: FirstAttempt, slot: HeldSlot, registered?: Registration): boolean => {
+    if (closing || running.size >= options.bound) return false;
+    track(first.taskId, runFirstAttempt(deps, first, slot, lease, registered ?? register(deps, lease, first.taskId)));
     return true;
   };
 
+  const handOff = async (
+    taskId: string,
+    url: string,
+    finishedAt: Date,
+    taken?: HeldSlot,
+    claimed?: ClaimedAttempt,
+    registered?: Registration,
+  ): Promise<void> => {
+    const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
+    if (taken && claimed) {
+      track(taskId, runClaimedAttempt(deps, { taskId, url, finishedAt, windowEndsAt }, taken, claimed, lease, registered ?? register(deps, lease, taskId)));
+      return;
+    }
+    // Not claimed by the settlement: a run here keeps the registration; an attempt queued has its job instead.
+    let ranHere = false;
+    try {
+      await routeToLane(
+        deps,
+        "main",
+        taskId,
+        1,
+        url,
+        windowEndsAt,
+        (slot) => (ranHere = start({ taskId, url, finishedAt, windowEndsAt }, slot, registered)),
+        taken,
+      );
+    } finally {
+      if (registered && !ranHere) void unregister(lease, taskId, registered);
+    }
+  };
+
   return {
-    handOff(taskId, url, finishedAt) {
-      const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
-      return routeToLane(deps, "main", taskId, 1, url, windowEndsAt, (slot) => start({ taskId, url, finishedAt, windowEndsAt }, slot));
+    handOff: (taskId, url, finishedAt) => handOff(taskId, url, finishedAt),
+    async prepare(taskId, url) {
+      const taken = await takeFreeTicket(deps, taskId, 1, url);
+      if (!taken) return undefined;
+      const claimFirst = !closing && running.size < options.bound;
+      // Under the lease while the settlement's statement (which claims the attempt) goes out, so a
+      // death right after its commit is taken over like any other.
+      const registered = claimFirst ? register(deps, lease, taskId) : undefined;
+      return {
+        claimFirst,
+        handOff: (finishedAt, claimed) => handOff(taskId, url, finishedAt, taken.slot, claimed, registered),
+        async giveBack() {
+          if (registered) void unregister(lease, taskId, registered);
+          await taken.giveBack();
+        },
+      };
     },
     async close() {
       closing = true;
@@ -82,30 +147,55 @@ interface FirstAttempt {
   windowEndsAt: Date;
 }
 
+/** Whether the attempt is under the lease (false: Redis trouble, logged; it runs anyway). */
+type Registration = Promise<boolean>;
+
+function register(deps: DeliveryDeps, lease: InlineLease, taskId: string): Registration {
+  return lease.register(webhookJobId(taskId, 1)).then(
+    () => true,
+    (error: unknown) => {
+      deps.logger.warn("inline webhook attempt runs without its lease", { task_id: taskId, err: error });
+      return false;
+    },
+  );
+}
+
+/** Recorded, or handed to the job path: the lease need not cover the attempt any longer. */
+async function unregister(lease: InlineLease, taskId: string, registered: Registration): Promise<void> {
+  if (await registered) lease.finished(webhookJobId(taskId, 1));
+}
+
 /** The job path's steps from the claim on (process-delivery.ts), with what the caller knows in place of the decision read. */
-async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: HeldSlot, lease: InlineLease): Promise<void> {
-  const { taskId, url, finishedAt, windowEndsAt } = first;
-  const ticket = webhookJobId(taskId, 1);
-  // The registration and the claim go out together: neither waits for the other's round trip.
-  const [registered, claimed] = await Promise.allSettled([lease.register(ticket), claimAttempt(deps.db, taskId, 1, deps.now())]);
-  if (registered.status === "rejected") deps.logger.warn("inline webhook attempt runs without its lease", { task_id: taskId, err: registered.reason });
-  // Recorded, or handed to the job path: the lease need not cover it any longer.
-  const finished = () => {
-    if (registered.status === "fulfilled") lease.finished(ticket);
-  };
+async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: HeldSlot, lease: InlineLease, registered: Registration): Promise<void> {
+  const { taskId } = first;
+  // The registration (unless the prepare step made it) and the claim go out together: neither waits for the other's round trip.
+  const [, claimed] = await Promise.allSettled([registered, claimAttempt(deps.db, taskId, 1, deps.now())]);
   if (claimed.status === "rejected") {
     deps.logger.warn("inline webhook attempt could not claim; its job runs it", { task_id: taskId, err: claimed.reason });
     // The ticket stays held: the job asks for it under the same id.
-    await handToJob(deps, ticket);
-    finished();
+    await handToJob(deps, webhookJobId(taskId, 1));
+    await unregister(lease, taskId, registered);
     return;
   }
   const claim = claimed.value;
   if (!claim) {
     slot.release(workerFailure(WorkerError.StaleClaim));
-    finished();
+    await unregister(lease, taskId, registered);
     return;
   }
+  await runClaimedAttempt(deps, first, slot, claim, lease, registered);
+}
+
+/** From the claim on (runFirstAttempt's, or the settlement's): render, send, finish. */
+async function runClaimedAttempt(
+  deps: DeliveryDeps,
+  first: FirstAttempt,
+  slot: HeldSlot,
+  claim: ClaimedAttempt,
+  lease: InlineLease,
+  registered: Registration,
+): Promise<void> {
+  const { taskId, url, finishedAt, windowEndsAt } = first;
   const manual = claim.requestedBy !== null;
   const open: OpenAttempt = { taskId, attempt: 1, manual, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt: finishedAt };
   const run: Run = { kind: "run", url, manual, dueAt: finishedAt, windowEndsAt, taskFinishedAt: finishedAt };
@@ -115,10 +205,10 @@ async function runFirstAttempt(deps: DeliveryDeps, first: FirstAttempt, slot: He
   } catch (error) {
     // Rendering or the finish statement threw with the attempt open: nothing here will finish it, so
     // its job runs now and records it lost (the schedule goes on) rather than the reconciler, later.
-    await handToJob(deps, ticket);
+    await handToJob(deps, webhookJobId(taskId, 1));
     throw error;
   } finally {
-    finished();
+    await unregister(lease, taskId, registered);
   }
 }
 

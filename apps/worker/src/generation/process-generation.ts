@@ -6,7 +6,7 @@ import { TASK_ID_PATTERN } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
 import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/ledger";
-import { handOffWebhook } from "@gen/webhook-delivery";
+import { prepareHandOff } from "@gen/webhook-delivery";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
@@ -148,10 +148,14 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
       settlement = { status: TaskStatus.Failed, code: error.code, charge: 0 };
     }
   }
-  const settled = await settleTask(deps.db, task, settlement);
-  if (settled) {
-    recordTaskFinished(deps.metrics, settled);
-    deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
-    await handOffWebhook(deps, settled);
-  }
+  // With the receiver's ticket taken first, the terminal statement claims attempt 1 too: after the commit it is sent at once.
+  const handOff = prepareHandOff(deps, task);
+  const settled = await settleTask(deps.db, task, settlement, await handOff.claimFirst()).catch(async (error: unknown) => {
+    await handOff.abandoned();
+    throw error;
+  });
+  if (!settled) return handOff.abandoned();
+  recordTaskFinished(deps.metrics, settled);
+  deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
+  await handOff.settled(settled);
 }

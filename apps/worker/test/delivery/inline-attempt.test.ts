@@ -12,7 +12,6 @@ import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.
 import { routeToLane } from "../../src/delivery/host-gate.ts";
 import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createInlineAttempts, type InlineAttemptOptions } from "../../src/delivery/inline-attempt.ts";
-import { renderTaskBody } from "../../src/delivery/render-body.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 
 const CAP = 2;
@@ -58,21 +57,7 @@ async function receiver() {
   });
 }
 
-/** What createDeliveryWorker gives its attempts, for an inline hand-off on its own. */
-function deliveryDeps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps {
-  return {
-    config: fx.config,
-    db: fx.db,
-    logger: fx.logger,
-    webhookQueue: fx.queue,
-    sender: fx.sender,
-    render: renderTaskBody,
-    now: () => new Date(),
-    hostSlots: createDeliveryHostSlots(fx.redis, fx.config),
-    lane: "main",
-    ...overrides,
-  };
-}
+const deliveryDeps = (overrides: Partial<DeliveryDeps> = {}) => fx.deliveryDeps(overrides);
 
 /** An inline hand-off on its own, with a lease of `leaseMs` (5 s, as the delivery lock, unless told). */
 const inlineAttempts = (deps: DeliveryDeps, options: Partial<InlineAttemptOptions> = {}) =>

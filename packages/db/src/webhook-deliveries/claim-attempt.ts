@@ -93,3 +93,47 @@ export async function claimAttemptRows(
     return { requestedBy, task };
   });
 }
+
+/** Attempt 1's claim to fold into a task's closing statement (closeReservation's `claimFirst`): the attempt log row's id. */
+export interface FirstClaimRequest {
+  attemptId: string;
+}
+
+/** What the folded claim gave: the operator who asked for the attempt (null: the scheduled one). */
+export interface FirstClaim {
+  requestedBy: string | null;
+}
+
+/*
+ * CLAIMS for attempt 1 as CTEs appended to closeReservation's statement, after its `closed` CTE: the
+ * same conditional move of the delivery (from `pending`, attempts 0) and the same attempt log row,
+ * in the transaction that makes the task terminal, so the attempt can be sent right after the
+ * commit. Every data-modifying CTE sees the statement's start snapshot, in which the task is still
+ * running: nothing here reads `tasks`; the task's new columns, which the body is rendered from, are
+ * `closed`'s RETURNING. The attempt starts at the close's time ($1). `$first` numbers its three
+ * parameters: the attempt log id, then the statuses in_progress and pending (firstClaimValues).
+ */
+export const firstClaimCtes = (first: number): string => `,
+    first_claimed AS (
+      UPDATE webhook_deliveries d
+      SET status = $${first + 1}, attempts = 1, last_attempt_at = $1, next_attempt_at = NULL, updated_at = $1
+      FROM closed c
+      WHERE d.task_id = c.id AND d.attempts = 0 AND d.status = $${first + 2}
+      RETURNING d.task_id, d.redelivery_requested_by
+    ),
+    first_opened AS (
+      INSERT INTO webhook_attempts (id, task_id, attempt_no, started_at, requested_by)
+      SELECT $${first}, task_id, 1, $1, redelivery_requested_by FROM first_claimed
+      RETURNING requested_by
+    )`;
+
+/** The closing statement's extra columns with firstClaimCtes: whether attempt 1 was claimed, and by whom. */
+export const FIRST_CLAIM_COLUMNS = `(SELECT count(*) FROM first_opened)::int AS "firstClaimed", (SELECT requested_by FROM first_opened) AS "firstClaimRequestedBy"`;
+
+/** firstClaimCtes' parameters, in order. */
+export const firstClaimValues = (request: FirstClaimRequest): unknown[] => [request.attemptId, DeliveryStatus.InProgress, DeliveryStatus.Pending];
+
+/** The folded claim's answer, out of the closing statement's row (FIRST_CLAIM_COLUMNS). */
+export function firstClaimOf(row: { firstClaimed?: number; firstClaimRequestedBy?: string | null }): FirstClaim | null {
+  return row.firstClaimed ? { requestedBy: row.firstClaimRequestedBy ?? null } : null;
+}

@@ -9,7 +9,10 @@ import { taskObject } from "@gen/task-render";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import { fakeResolver } from "../../../../../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { createTestCa, issueServerCert, type KeyPair } from "../../../../../packages/webhook-sender/test/helpers/test-pki.ts";
+import type { DeliveryDeps } from "../../../src/delivery/delivery-deps.ts";
+import { createDeliveryHostSlots } from "../../../src/delivery/delivery-host-slots.ts";
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "../../../src/delivery/index.ts";
+import { renderTaskBody } from "../../../src/delivery/render-body.ts";
 
 /** The receiver's name; the injected resolver maps it to 127.0.0.1, the only allowed address. */
 export const HOST = "hooks.test.example";
@@ -83,6 +86,12 @@ export async function createDeliveryFixture(options: FixtureOptions) {
       const worker = createDeliveryWorker({ config, db, redis, logger, sender, ...overrides });
       workers.push(worker);
       return worker;
+    },
+
+    /** What createDeliveryWorker gives its attempts, for an inline hand-off on its own. */
+    deliveryDeps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps {
+      const hostSlots = createDeliveryHostSlots(redis, config);
+      return { config, db, logger, webhookQueue: queue, sender, render: renderTaskBody, now: () => new Date(), hostSlots, lane: "main", ...overrides };
     },
 
     /** A terminal task with a `pending` delivery, as the generation worker leaves it before the hand-off. */
