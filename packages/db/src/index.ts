@@ -54,6 +54,7 @@ export {
   type DeliveryRecord,
   type FirstDelivery,
   type AttemptLogRow,
+  TASK_FOR_BODY_COLUMNS,
   type TaskForBody,
   type FirstClaim,
   type FirstClaimRequest,

@@ -1,5 +1,14 @@
 import { sql } from "kysely";
-import { claimAttemptRows, createDatabase, finishAttemptRows, listAttempts, loadDeliveryStates, type AttemptRecord, type ClaimRequest } from "@gen/db";
+import {
+  TASK_FOR_BODY_COLUMNS,
+  claimAttemptRows,
+  createDatabase,
+  finishAttemptRows,
+  listAttempts,
+  loadDeliveryStates,
+  type AttemptRecord,
+  type ClaimRequest,
+} from "@gen/db";
 import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
 import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
 
@@ -51,26 +60,9 @@ const stateOf = async (taskId: string, attempt: number) => (await loadDeliverySt
 const claimOne = async (taskId: string, attempt: number, id: string, now: Date) => (await claimAttemptRows(db, [{ taskId, attempt, id, now }]))[0];
 const finishOne = async (record: AttemptRecord) => (await finishAttemptRows(db, [record]))[0];
 
-// The columns of @gen/task-render's RenderableTask.
-const BODY_COLUMNS = [
-  "id",
-  "model",
-  "status",
-  "createdAt",
-  "output",
-  "errorCode",
-  "errorMessage",
-  "chargedCredits",
-  "reservedCredits",
-  "refundedCredits",
-  "billingMethod",
-  "tokensInput",
-  "tokensOutput",
-] as const;
-
 async function bodyOf(taskId: string) {
   const task = (await db.task.findUnique({ where: { id: taskId } }))!;
-  return Object.fromEntries(BODY_COLUMNS.map((column) => [column, task[column]]));
+  return Object.fromEntries(TASK_FOR_BODY_COLUMNS.map((column) => [column, task[column]]));
 }
 
 test("a claim returns the task's body columns as Prisma reads them, and opens the attempt", async () => {

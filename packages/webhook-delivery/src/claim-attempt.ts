@@ -1,4 +1,4 @@
-import { claimAttemptRows, type Database, type FirstClaim, type FirstClaimRequest, type TaskForBody } from "@gen/db";
+import { TASK_FOR_BODY_COLUMNS, claimAttemptRows, type Database, type FirstClaim, type FirstClaimRequest, type TaskForBody } from "@gen/db";
 import { newDeliveryId } from "@gen/ids";
 import { gatheredStatement } from "./gathered-statement.ts";
 
@@ -25,23 +25,6 @@ export async function claimAttempt(db: Database, taskId: string, attempt: number
   return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy, task: claimed.task } : null;
 }
 
-// The columns CLAIMS reads for the body (TaskForBody), taken from the settled task.
-const BODY_COLUMNS = [
-  "id",
-  "model",
-  "status",
-  "createdAt",
-  "output",
-  "errorCode",
-  "errorMessage",
-  "chargedCredits",
-  "reservedCredits",
-  "refundedCredits",
-  "billingMethod",
-  "tokensInput",
-  "tokensOutput",
-] as const satisfies readonly (keyof TaskForBody)[];
-
 /** Attempt 1's claim for the settlement to make in its own statement (settleTask's `claimFirst`), for a caller that holds the receiver's ticket. */
 export function firstClaimRequest(): FirstClaimRequest {
   return { attemptId: newDeliveryId() };
@@ -57,6 +40,6 @@ export function claimedWithSettlement(
   settled: TaskForBody & { finishedAt: Date | null; firstClaim?: FirstClaim | null },
 ): ClaimedAttempt | null {
   if (!settled.firstClaim || !settled.finishedAt) return null;
-  const task = Object.fromEntries(BODY_COLUMNS.map((column) => [column, settled[column]])) as TaskForBody;
+  const task = Object.fromEntries(TASK_FOR_BODY_COLUMNS.map((column) => [column, settled[column]])) as TaskForBody;
   return { id: request.attemptId, startedAt: settled.finishedAt, requestedBy: settled.firstClaim.requestedBy, task };
 }

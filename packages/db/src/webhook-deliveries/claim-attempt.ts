@@ -3,23 +3,25 @@ import type { Row } from "../camel-row.ts";
 import type { Database } from "../create-database.ts";
 import { runBatched } from "./batched-statement.ts";
 
-/** The task row a webhook body is rendered from (@gen/task-render's RenderableTask), as the claim read it. */
-export type TaskForBody = Pick<
-  Row<"tasks">,
-  | "id"
-  | "model"
-  | "status"
-  | "createdAt"
-  | "output"
-  | "errorCode"
-  | "errorMessage"
-  | "chargedCredits"
-  | "reservedCredits"
-  | "refundedCredits"
-  | "billingMethod"
-  | "tokensInput"
-  | "tokensOutput"
->;
+/** The task columns a webhook body is rendered from (@gen/task-render's RenderableTask): a column the body needs is added here and to CLAIMS' RETURNING. */
+export const TASK_FOR_BODY_COLUMNS = [
+  "id",
+  "model",
+  "status",
+  "createdAt",
+  "output",
+  "errorCode",
+  "errorMessage",
+  "chargedCredits",
+  "reservedCredits",
+  "refundedCredits",
+  "billingMethod",
+  "tokensInput",
+  "tokensOutput",
+] as const;
+
+/** The task row a webhook body is rendered from, as the claim read it. */
+export type TaskForBody = Pick<Row<"tasks">, (typeof TASK_FOR_BODY_COLUMNS)[number]>;
 
 /*
  * Claims attempt `attempt` and reads what its body is rendered from, in one statement: the delivery
