@@ -3,19 +3,17 @@
 // tasks finishing at 200 and at 500 per second; CPU per delivery of the worker, PostgreSQL and Redis
 // from /proc next to each.
 import { createDatabase, type Database } from "@gen/db";
-import { TaskStatus } from "@gen/domain";
-import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
 import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
-import { firstAttemptHandOff, prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
+import { firstAttemptHandOff, type HandOffDeps } from "@gen/webhook-delivery";
 import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
 import type { Queue } from "bullmq";
 import type { BenchContext } from "./support/bench-context.ts";
 import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";
 import { dispatchStages, type HandOffTimes } from "./support/dispatch-stages.ts";
-import { handOffGate, inlineHandOff } from "./support/inline-hand-off.ts";
+import { handOffGate, inlineHandOff, settleAndHandOff } from "./support/inline-hand-off.ts";
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
@@ -110,18 +108,9 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         // The generation worker's terminal step (finish): the receiver's ticket asked for alongside the
         // settlement (task row, ledger, balance), then attempt 1.
         const committing = Date.now();
-        const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
-        const prepared = prepareHandOff(handOff, { id, webhookUrl: urls[i % urls.length]! });
-        const settled = await settleTask(
-          runnerDb,
-          { id, reservedCredits: 4 },
-          { status: TaskStatus.Completed, output, charge: 4 },
-          await prepared.claimFirst(),
-        );
+        const { settled, committed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!);
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
-        const committed = Date.now();
         finishedAt.set(id, settled.finishedAt!.getTime());
-        await prepared.settled(settled);
         times.set(id, { committing, committed, enqueued: Date.now() });
       }),
     );
@@ -157,14 +146,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // worker's did in the warm-up above: a generation worker in service has them already.
   const warmDispatch = await createRunningTasks(db, user.userId, receiver.urls, 100);
   for (const [n, id] of warmDispatch.entries()) {
-    const prepared = prepareHandOff(handOff, { id, webhookUrl: receiver.urls[n % receiver.urls.length]! });
-    const settled = await settleTask(
-      runnerDb,
-      { id, reservedCredits: 4 },
-      { status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 },
-      await prepared.claimFirst(),
-    );
-    await (settled ? prepared.settled(settled) : prepared.abandoned());
+    await settleAndHandOff(runnerDb, handOff, id, receiver.urls[n % receiver.urls.length]!);
     await sleep(10);
   }
   await waitFor(() => warmDispatch.every((id) => receiver.posts.has(id)), 60_000, "dispatch warm-up");

@@ -15,16 +15,13 @@ import https from "node:https";
 import { Session } from "node:inspector/promises";
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
-import { TaskStatus } from "@gen/domain";
-import { settleTask } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
-import { prepareHandOff } from "@gen/webhook-delivery";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { startReceiverProcess } from "./support/receiver-process.ts";
 import { median, percentile } from "./support/load.ts";
-import { handOffGate, inlineHandOff } from "./support/inline-hand-off.ts";
+import { handOffGate, inlineHandOff, settleAndHandOff } from "./support/inline-hand-off.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
 
 const RATE = Number(process.env.RATE ?? 500);
@@ -86,11 +83,8 @@ async function dispatch(ids: string[], rate: number): Promise<number[]> {
   await Promise.all(
     ids.map(async (id, i) => {
       await sleep(begin + (i * 1000) / rate - performance.now());
-      const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
-      const prepared = prepareHandOff(handOff, { id, webhookUrl: urls[i % urls.length]! });
-      const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 }, await prepared.claimFirst());
+      const { settled } = await settleAndHandOff(db, handOff, id, urls[i % urls.length]!);
       if (!settled) throw new Error(`task ${id} did not settle`);
-      await prepared.settled(settled);
       lags.push(Date.now() - settled.finishedAt!.getTime());
     }),
   );

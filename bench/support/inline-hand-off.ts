@@ -1,8 +1,10 @@
 import type { Config } from "@gen/config";
-import type { Database } from "@gen/db";
+import type { ClosedTask, Database } from "@gen/db";
+import { TaskStatus } from "@gen/domain";
+import { settleTask } from "@gen/ledger";
 import type { Logger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, type RedisClient, type WebhookJobData } from "@gen/queues";
-import type { HandOffDeps } from "@gen/webhook-delivery";
+import { prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
 import type { Queue } from "bullmq";
 import { deliveryLockMs } from "../../apps/worker/src/delivery/create-delivery-worker.ts";
 import { createDeliveryHostSlots } from "../../apps/worker/src/delivery/delivery-host-slots.ts";
@@ -57,4 +59,23 @@ export function inlineHandOff(
       await gate.close();
     },
   };
+}
+
+/**
+ * The generation worker's terminal step (process-generation.ts `finish`) for a bench task (4 credits
+ * reserved and charged): the receiver's ticket asked for alongside the settlement, which claims
+ * attempt 1 when it came, then the hand-off. `committed`: when the terminal statement answered.
+ */
+export async function settleAndHandOff(
+  db: Database,
+  handOff: HandOffDeps,
+  id: string,
+  webhookUrl: string,
+): Promise<{ settled: ClosedTask | null; committed: number }> {
+  const prepared = prepareHandOff(handOff, { id, webhookUrl });
+  const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
+  const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 }, await prepared.claimFirst());
+  const committed = Date.now();
+  await (settled ? prepared.settled(settled) : prepared.abandoned());
+  return { settled, committed };
 }

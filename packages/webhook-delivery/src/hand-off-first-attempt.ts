@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { FirstClaim, FirstClaimRequest, TaskForBody } from "@gen/db";
 import type { Logger } from "@gen/logger";
-import type { WebhookJobData } from "@gen/queues";
+import { withDeadline, type WebhookJobData } from "@gen/queues";
 import { claimedWithSettlement, firstClaimRequest, type ClaimedAttempt } from "./claim-attempt.ts";
 import { attemptWindowEndsAt, type Schedule } from "./delivery-schedule.ts";
 import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
@@ -108,11 +108,13 @@ export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl
       })
     : Promise.resolve(undefined);
   // Asked for once: its id is the attempt log row's, which the settlement writes.
+  // Past the wait the settlement goes ahead without the claim (the ticket, if it comes, still serves the hand-off).
   const claim = asking
-    ? within(
-        TICKET_WAIT_MS,
+    ? withDeadline(
         held.then((ticket) => (ticket?.claimFirst ? firstClaimRequest() : undefined)),
-      )
+        TICKET_WAIT_MS,
+        "webhook ticket",
+      ).catch(() => undefined)
     : Promise.resolve(undefined);
   return {
     claimFirst: () => claim,
@@ -136,18 +138,6 @@ export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl
  * that comes later is still used by the hand-off after the commit.
  */
 const TICKET_WAIT_MS = 25;
-
-/** `promise`'s value if it settles within `ms`, else undefined. */
-function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
-    timer.unref();
-    void promise.then((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    });
-  });
-}
 
 async function giveBack(deps: HandOffDeps, taskId: string, ticket: HeldHandOff): Promise<void> {
   await ticket
