@@ -236,3 +236,34 @@ test("a row PostgreSQL refuses fails the whole statement and writes nothing; alo
   expect(await snapshot(gw.deps.db, user.userId)).toMatchObject({ credits: 8 * small, tasks: 2 });
   await expectLedgerInvariant(gw.deps.db, user.userId);
 });
+
+test("a batch whose enqueue hangs holds the next batch up by maxWaitMs at most; each request is answered after its own enqueue, a failed one only for its batch", async () => {
+  const queue = gw.deps.generationQueue;
+  const original = queue.addBulk.bind(queue);
+  const held: { release: (fail: boolean) => void }[] = [];
+  // The first batch's enqueue is held until the test lets it go (and then fails); later ones go through.
+  queue.addBulk = ((jobs: Parameters<typeof queue.addBulk>[0]) => {
+    if (held.length > 0) return original(jobs);
+    return new Promise((resolve, reject) => held.push({ release: (fail) => (fail ? reject(new Error("redis went away")) : resolve(original(jobs))) }));
+  }) as typeof queue.addBulk;
+  try {
+    const submit = createSubmitter(gw.deps);
+    const user = await createUser(gw.deps.db, 10 * small);
+    let firstAnswered = false;
+    const first = answers(gw.deps, [input(user, image(1))], submit).finally(() => (firstAnswered = true));
+    while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Batch 1's statement is committed and its enqueue pending: batch 2 is written and enqueued meanwhile.
+    const [second] = await answers(gw.deps, [input(user, image(1))], submit);
+    expect(created(second!)).toBe(true);
+    expect(await queue.getJob(idOf(second!)!)).toBeDefined();
+    expect(firstAnswered).toBe(false);
+    held[0]!.release(true);
+    const [answer] = await first;
+    expect(answer).toMatchObject({ code: Err.WorkflowStartFailed });
+    expect(await snapshot(gw.deps.db, user.userId)).toMatchObject({ credits: 9 * small });
+    expect(await gw.deps.db.task.count({ where: { userId: user.userId, discardedAt: null } })).toBe(1);
+    await expectLedgerInvariant(gw.deps.db, user.userId);
+  } finally {
+    queue.addBulk = original;
+  }
+});
