@@ -18,6 +18,10 @@ import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
 import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
+import { traceStretch, tracing } from "./support/dispatch-trace.ts";
+
+/** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
+const DISPATCH_REPORT_MS = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -90,6 +94,12 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // worker's one pool): at 500/s on a saturated machine a connection can take longer than the
   // product's 1 s to come free, and the figure should report that as latency rather than end the
   // run (the generation worker would retry the step).
+  if (tracing) {
+    const name = new URL(ctx.database.url).pathname.slice(1);
+    await db.$sql.query(`ALTER DATABASE "${name}" SET log_min_duration_statement = 5`);
+    await db.$sql.query(`ALTER DATABASE "${name}" SET track_wal_io_timing = on`);
+    console.log(`  [trace] database ${name}`);
+  }
   const runnerDb = createDatabase(ctx.database.url, { max: 20, connectTimeoutMs: 30_000 });
   const handOffKind = parseHandOff(process.env.BENCH_HANDOFF);
   const { handOff, close: closeHandOff } = generationHandOff(ctx, runnerDb, redis, queue, handOffKind);
@@ -101,6 +111,16 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const cpu = new CpuTally();
     // The runner stands in for the generation worker here (settlement, hand-off): its CPU is shown too.
     const stop = sampleCpu({ worker: () => [workerPid], runner: () => [process.pid], ...ctx.sharedGroups });
+    const traced: { id: string; committing: number; ticketed: number; committed: number }[] = [];
+    const walQuery = "SELECT wal_records, wal_write, wal_sync, wal_write_time, wal_sync_time, wal_buffers_full FROM pg_stat_wal";
+    const wal0 = tracing ? (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]! : undefined;
+    const endTrace = tracing
+      ? traceStretch({ runner: () => [process.pid], worker: () => [workerPid], receiver: () => [receiver.pid], ...ctx.sharedGroups })
+      : undefined;
+    // The receiver's reports of arrivals (IPC messages, 2 ms apart by default) would wake this
+    // process about once per task; a generation worker gets no such messages. Their times are the
+    // receiver's, so reporting them later changes no figure.
+    receiver.reportEvery(DISPATCH_REPORT_MS);
     const begin = performance.now() + 50;
     await Promise.all(
       ids.map(async (id, i) => {
@@ -108,14 +128,22 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         // The generation worker's terminal step (finish): the receiver's ticket asked for alongside the
         // settlement (task row, ledger, balance), then attempt 1.
         const committing = Date.now();
-        const { settled, committed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!);
+        const { settled, committed, ticketed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!);
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
+        traced.push({ id, committing, ticketed, committed });
         finishedAt.set(id, settled.finishedAt!.getTime());
-        times.set(id, { committing, committed, enqueued: Date.now() });
+        times.set(id, { committing, ticketed, committed, enqueued: Date.now() });
       }),
     );
     await waitFor(() => ids.every((id) => receiver.posts.has(id)), 60_000, "dispatch deliveries");
     cpu.add(stop(), ids.length);
+    receiver.reportEvery(2);
+    const offset = Date.now() - performance.now();
+    if (wal0) {
+      const wal1 = (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]!;
+      console.log(`  [trace wal ${rate}/s${hosts}] ${Object.keys(wal1).map((k) => `${k} ${(Number(wal1[k]) - Number(wal0[k])).toFixed(1)}`).join(", ")}; ${new Date().toISOString()}`);
+    }
+    if (endTrace) console.log(`  [trace ${rate}/s${hosts}]\n    ${endTrace(traced, (epoch) => epoch - offset)}`);
     const lags = ids.map((id) => receiver.posts.get(id)![0]!.at - finishedAt.get(id)!);
     const stages = await dispatchStages(db, redis, queue, ids, times, (id) => receiver.posts.get(id)![0]!.at);
     const duplicates = ids.filter((id) => receiver.posts.get(id)!.length > 1).length;
