@@ -2,6 +2,7 @@
 // keep-alive HTTPS receiver, and dispatch latency (terminal commit → POST at the receiver) with
 // tasks finishing at 200 and at 500 per second; CPU per delivery of the worker, PostgreSQL and Redis
 // from /proc next to each.
+import os from "node:os";
 import { createDatabase, type Database } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
@@ -17,7 +18,7 @@ import { handOffGate, inlineHandOff, settleAndHandOff } from "./support/inline-h
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
-import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
+import { CpuTally, machineBusyMs, sampleCpu } from "./support/proc-cpu.ts";
 import { traceStretch, tracing } from "./support/dispatch-trace.ts";
 
 /** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
@@ -111,6 +112,10 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const cpu = new CpuTally();
     // The runner stands in for the generation worker here (settlement, hand-off): its CPU is shown too.
     const stop = sampleCpu({ worker: () => [workerPid], runner: () => [process.pid], ...ctx.sharedGroups });
+    // The receiver's CPU and the whole machine's, for the note: how busy the 2 cores were, and how
+    // much of that was work outside this run's processes (other sessions' tests and builds).
+    const stopReceiver = sampleCpu({ receiver: () => [receiver.pid] });
+    const machineBefore = machineBusyMs();
     const traced: { id: string; committing: number; ticketed: number; committed: number }[] = [];
     const walQuery = "SELECT wal_records, wal_write, wal_sync, wal_write_time, wal_sync_time, wal_buffers_full FROM pg_stat_wal";
     const wal0 = tracing ? (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]! : undefined;
@@ -136,7 +141,12 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
       }),
     );
     await waitFor(() => ids.every((id) => receiver.posts.has(id)), 60_000, "dispatch deliveries");
-    cpu.add(stop(), ids.length);
+    const sample = stop();
+    cpu.add(sample, ids.length);
+    const machineMs = machineBusyMs() - machineBefore;
+    const receiverMs = stopReceiver().ms.receiver!;
+    const ours = sample.ms.worker! + sample.ms.runner! + sample.ms.postgres! + sample.ms.redis! + receiverMs;
+    const machine = `machine ${Math.round((100 * machineMs) / (os.cpus().length * sample.wallMs))}% busy, ${(machineMs / ids.length).toFixed(2)} ms per task (receiver ${(receiverMs / ids.length).toFixed(2)}, outside this run's processes ${(Math.max(0, machineMs - ours) / ids.length).toFixed(2)})`;
     receiver.reportEvery(2);
     const offset = Date.now() - performance.now();
     if (wal0) {
@@ -158,7 +168,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         target: "<= 5 ms",
         pass: lagMedian <= 5,
         cpu: columns,
-        note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; hand-off ${handOffKind}${process.env.BENCH_DISPATCH_HOST_CAP ? `, runner's host cap ${process.env.BENCH_DISPATCH_HOST_CAP}` : ""}; CPU per task includes the runner's settlement (PostgreSQL) and hand-off (Redis; inline: the attempt too); ${stages}`,
+        note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; hand-off ${handOffKind}${process.env.BENCH_DISPATCH_HOST_CAP ? `, runner's host cap ${process.env.BENCH_DISPATCH_HOST_CAP}` : ""}; CPU per task includes the runner's settlement (PostgreSQL) and hand-off (Redis; inline: the attempt too); ${stages}; ${machine}`,
       },
       {
         name: `dispatch latency p99 at ${rate} tasks/s${hosts}`,

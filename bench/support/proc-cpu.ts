@@ -146,3 +146,12 @@ export class CpuTally {
     return Object.fromEntries(Object.entries(this.ms).map(([name, ms]) => [name, this.units === 0 ? Number.NaN : ms / this.units]));
   }
 }
+
+/**
+ * CPU milliseconds the whole machine has spent busy (all CPUs: user, nice, system, irq, softirq,
+ * steal from /proc/stat), so a figure can say how much of the machine other work took meanwhile.
+ */
+export function machineBusyMs(): number {
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / clockTicks();
+}
