@@ -151,7 +151,11 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const offset = Date.now() - performance.now();
     if (wal0) {
       const wal1 = (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]!;
-      console.log(`  [trace wal ${rate}/s${hosts}] ${Object.keys(wal1).map((k) => `${k} ${(Number(wal1[k]) - Number(wal0[k])).toFixed(1)}`).join(", ")}; ${new Date().toISOString()}`);
+      console.log(
+        `  [trace wal ${rate}/s${hosts}] ${Object.keys(wal1)
+          .map((k) => `${k} ${(Number(wal1[k]) - Number(wal0[k])).toFixed(1)}`)
+          .join(", ")}; ${new Date().toISOString()}`,
+      );
     }
     if (endTrace) console.log(`  [trace ${rate}/s${hosts}]\n    ${endTrace(traced, (epoch) => epoch - offset)}`);
     const lags = ids.map((id) => receiver.posts.get(id)![0]!.at - finishedAt.get(id)!);

@@ -1,13 +1,13 @@
 // TEMPORARY (h-tail): where the terminal statement's tail goes in the runner. BENCH_TRACE=1 only.
 import { readFileSync, readdirSync } from "node:fs";
-import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance as perf, PerformanceObserver } from "node:perf_hooks";
 import pg from "pg";
 import { median, percentile } from "./load.ts";
 
 export const tracing = process.env.BENCH_TRACE === "1";
 
 /** Per task id: when the closing statement went to the pg client and when its answer resolved. */
-export const queryTimes = new Map<string, { sent: number; answered: number }>();
+const queryTimes = new Map<string, { sent: number; answered: number }>();
 
 if (tracing) {
   const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
@@ -55,9 +55,11 @@ export function traceStretch(groups: Record<string, () => number[]>) {
   observer.observe({ entryTypes: ["gc"] });
   const delay0 = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids().reduce((s, p) => s + runDelayNs(p), 0)]));
   const stat0 = stealTicks();
+  const elu0 = perf.eventLoopUtilization();
   queryTimes.clear();
   return (tasks: { id: string; committing: number; ticketed: number; committed: number }[], toPerf: (epochMs: number) => number): string => {
     eld.disable();
+    const elu = perf.eventLoopUtilization(elu0);
     observer.disconnect();
     const stat1 = stealTicks();
     const d = stat1.map((v, i) => v - stat0[i]!);
@@ -96,7 +98,7 @@ export function traceStretch(groups: Record<string, () => number[]>) {
     const gcMax = Math.max(0, ...gcs.map((g) => g.duration));
     return [
       `trace: ticket ${pp(ticket)}, acquire ${pp(acquire)}, statement round trip ${pp(roundTrip)}, after answer ${pp(after)} (p50/p99/max ms)`,
-      `eld p50 ${(eld.percentile(50) / 1e6).toFixed(1)} p99 ${(eld.percentile(99) / 1e6).toFixed(1)} max ${(eld.max / 1e6).toFixed(1)} ms`,
+      `event loop utilisation ${(elu.utilization * 100).toFixed(0)}%, eld p50 ${(eld.percentile(50) / 1e6).toFixed(1)} p99 ${(eld.percentile(99) / 1e6).toFixed(1)} max ${(eld.max / 1e6).toFixed(1)} ms`,
       `gc ${gcs.length} events, ${gcTotal.toFixed(0)} ms total, max ${gcMax.toFixed(1)} ms`,
       `slow (>15 ms commit stage) ${slow}, ${slowWithGc} overlapping a GC (${slowGcMs.toFixed(0)} ms); ticket+acquire+rtt+after: ${slowParts.join(" ")}`,
       `run-queue wait ms per task: ${delays}; cpu% user ${((100 * d[0]!) / total).toFixed(0)} sys ${((100 * d[2]!) / total).toFixed(0)} idle ${((100 * d[3]!) / total).toFixed(0)} steal ${((100 * (d[7] ?? 0)) / total).toFixed(1)}`,

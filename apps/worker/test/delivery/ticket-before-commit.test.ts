@@ -270,7 +270,7 @@ test("the lease registration goes out with the ticket's call, not after its answ
   inlines.push(inline);
   const task = await runningTask(hooks.url);
   const preparing = inline.prepare(task.id, task.webhookUrl);
-  await fx.waitFor(async () => (await leaseSetsHolding(task.id)) === 1);
+  await fx.waitFor(async () => (await leaseSetsHolding(task.id)) === 1, 2_000);
   answer();
   const prepared = await preparing;
   expect(prepared?.claimFirst).toBe(true);
