@@ -48,9 +48,11 @@ function stealTicks(): number[] {
 export function traceStretch(groups: Record<string, () => number[]>) {
   const eld = monitorEventLoopDelay({ resolution: 5 });
   eld.enable();
-  const gcs: { start: number; duration: number }[] = [];
+  const gcs: { start: number; duration: number; kind: number }[] = [];
+  const heap0 = process.memoryUsage().heapUsed;
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcs.push({ start: entry.startTime, duration: entry.duration });
+    for (const entry of list.getEntries())
+      gcs.push({ start: entry.startTime, duration: entry.duration, kind: (entry as { detail?: { kind?: number } }).detail?.kind ?? 0 });
   });
   observer.observe({ entryTypes: ["gc"] });
   const delay0 = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids().reduce((s, p) => s + runDelayNs(p), 0)]));
@@ -99,7 +101,14 @@ export function traceStretch(groups: Record<string, () => number[]>) {
     return [
       `trace: ticket ${pp(ticket)}, acquire ${pp(acquire)}, statement round trip ${pp(roundTrip)}, after answer ${pp(after)} (p50/p99/max ms)`,
       `event loop utilisation ${(elu.utilization * 100).toFixed(0)}%, eld p50 ${(eld.percentile(50) / 1e6).toFixed(1)} p99 ${(eld.percentile(99) / 1e6).toFixed(1)} max ${(eld.max / 1e6).toFixed(1)} ms`,
-      `gc ${gcs.length} events, ${gcTotal.toFixed(0)} ms total, max ${gcMax.toFixed(1)} ms`,
+      `gc ${gcs.length} events, ${gcTotal.toFixed(0)} ms total, max ${gcMax.toFixed(1)} ms; by kind (1 minor, 2 major, 4 incremental, 8 weak callbacks): ${[
+        1, 2, 4, 8,
+      ]
+        .map((kind) => {
+          const of = gcs.filter((g) => g.kind === kind);
+          return `${kind}: ${of.length} / ${of.reduce((sum, g) => sum + g.duration, 0).toFixed(0)} ms / max ${Math.max(0, ...of.map((g) => g.duration)).toFixed(1)}`;
+        })
+        .join(", ")}; heap used ${(heap0 / 1e6).toFixed(0)} -> ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`,
       `slow (>15 ms commit stage) ${slow}, ${slowWithGc} overlapping a GC (${slowGcMs.toFixed(0)} ms); ticket+acquire+rtt+after: ${slowParts.join(" ")}`,
       `run-queue wait ms per task: ${delays}; cpu% user ${((100 * d[0]!) / total).toFixed(0)} sys ${((100 * d[2]!) / total).toFixed(0)} idle ${((100 * d[3]!) / total).toFixed(0)} steal ${((100 * (d[7] ?? 0)) / total).toFixed(1)}`,
     ].join("\n    ");
