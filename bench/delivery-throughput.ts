@@ -18,7 +18,7 @@ import { handOffGate, inlineHandOff, settleAndHandOff } from "./support/inline-h
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
-import { CpuTally, machineBusyMs, sampleCpu } from "./support/proc-cpu.ts";
+import { CpuTally, machineBusyMs, sampleCpu, wakeUps } from "./support/proc-cpu.ts";
 import { traceStretch, tracing } from "./support/dispatch-trace.ts";
 
 /** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
@@ -116,6 +116,9 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     // much of that was work outside this run's processes (other sessions' tests and builds).
     const stopReceiver = sampleCpu({ receiver: () => [receiver.pid] });
     const machineBefore = machineBusyMs();
+    const wakeGroups = { runner: () => [process.pid], pg: ctx.sharedGroups.postgres!, redis: ctx.sharedGroups.redis! };
+    const wakes = () => Object.fromEntries(Object.entries(wakeGroups).map(([name, pids]) => [name, pids().reduce((sum, pid) => sum + wakeUps(pid), 0)]));
+    const wakesBefore = wakes();
     const traced: { id: string; committing: number; ticketed: number; committed: number }[] = [];
     const walQuery = "SELECT wal_records, wal_write, wal_sync, wal_write_time, wal_sync_time, wal_buffers_full FROM pg_stat_wal";
     const wal0 = tracing ? (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]! : undefined;
@@ -144,9 +147,13 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const sample = stop();
     cpu.add(sample, ids.length);
     const machineMs = machineBusyMs() - machineBefore;
+    const wakesAfter = wakes();
+    const wakesPerTask = Object.keys(wakesAfter)
+      .map((name) => `${name} ${((wakesAfter[name]! - (wakesBefore[name] ?? 0)) / ids.length).toFixed(1)}`)
+      .join(", ");
     const receiverMs = stopReceiver().ms.receiver!;
     const ours = sample.ms.worker! + sample.ms.runner! + sample.ms.postgres! + sample.ms.redis! + receiverMs;
-    const machine = `machine ${Math.round((100 * machineMs) / (os.cpus().length * sample.wallMs))}% busy, ${(machineMs / ids.length).toFixed(2)} ms per task (receiver ${(receiverMs / ids.length).toFixed(2)}, outside this run's processes ${(Math.max(0, machineMs - ours) / ids.length).toFixed(2)})`;
+    const machine = `machine ${Math.round((100 * machineMs) / (os.cpus().length * sample.wallMs))}% busy, ${(machineMs / ids.length).toFixed(2)} ms per task (receiver ${(receiverMs / ids.length).toFixed(2)}, outside this run's processes ${(Math.max(0, machineMs - ours) / ids.length).toFixed(2)}); main-thread wake-ups per task: ${wakesPerTask}`;
     receiver.reportEvery(2);
     const offset = Date.now() - performance.now();
     if (wal0) {
