@@ -1,4 +1,9 @@
-// TEMPORARY (h-tail): where the terminal statement's tail goes in the runner. BENCH_TRACE=1 only.
+// Diagnostics of the dispatch stretches, `BENCH_TRACE=1` only (bench/README.md "h-tail"): where a
+// slow finish's time goes in the runner (ticket, pool, the statement's round trip, after its answer),
+// the runner's event-loop utilisation and delay, its GC pauses (and which slow finishes they
+// overlap), run-queue waits per process (/proc/<pid>/task/*/schedstat: time runnable but not on a
+// CPU), the machine's idle and steal, and PostgreSQL's WAL writes and syncs (pg_stat_wal). Off by
+// default: the event-loop monitor's timer and the pg client's wrapper are work of their own.
 import { readFileSync, readdirSync } from "node:fs";
 import { monitorEventLoopDelay, performance as perf, PerformanceObserver } from "node:perf_hooks";
 import pg from "pg";
