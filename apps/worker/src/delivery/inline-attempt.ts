@@ -123,11 +123,13 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
       // after its answer: both answers come back together, one wake-up of this process instead of
       // two per task (bench/README.md "h-tail"); without a ticket the next beat takes it off again.
       const registered = claimFirst ? register(deps, lease, taskId) : undefined;
-      const taken = await takeFreeTicket(deps, taskId, 1, url);
-      if (!taken) {
-        if (registered) void unregister(lease, taskId, registered);
-        return undefined;
+      let taken: Awaited<ReturnType<typeof takeFreeTicket>> = undefined;
+      try {
+        taken = await takeFreeTicket(deps, taskId, 1, url);
+      } finally {
+        if (!taken && registered) void unregister(lease, taskId, registered);
       }
+      if (!taken) return undefined;
       return {
         claimFirst,
         handOff: (finishedAt, claimed) => handOff(taskId, url, finishedAt, taken.slot, claimed, registered),
