@@ -2,6 +2,7 @@
 // keep-alive HTTPS receiver, and dispatch latency (terminal commit → POST at the receiver) with
 // tasks finishing at 200 and at 500 per second; CPU per delivery of the worker, PostgreSQL and Redis
 // from /proc next to each.
+import os from "node:os";
 import { createDatabase, type Database } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { loadConfig } from "@gen/config";
@@ -17,7 +18,11 @@ import { handOffGate, inlineHandOff, settleAndHandOff } from "./support/inline-h
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
-import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
+import { CpuTally, machineBusyMs, sampleCpu, wakeUps } from "./support/proc-cpu.ts";
+import { traceStretch, tracing } from "./support/dispatch-trace.ts";
+
+/** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
+const DISPATCH_REPORT_MS = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -90,6 +95,12 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // worker's one pool): at 500/s on a saturated machine a connection can take longer than the
   // product's 1 s to come free, and the figure should report that as latency rather than end the
   // run (the generation worker would retry the step).
+  if (tracing) {
+    const name = new URL(ctx.database.url).pathname.slice(1);
+    await db.$sql.query(`ALTER DATABASE "${name}" SET log_min_duration_statement = 5`);
+    await db.$sql.query(`ALTER DATABASE "${name}" SET track_wal_io_timing = on`);
+    console.log(`  [trace] database ${name}`);
+  }
   const runnerDb = createDatabase(ctx.database.url, { max: 20, connectTimeoutMs: 30_000 });
   const handOffKind = parseHandOff(process.env.BENCH_HANDOFF);
   const { handOff, close: closeHandOff } = generationHandOff(ctx, runnerDb, redis, queue, handOffKind);
@@ -101,6 +112,23 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const cpu = new CpuTally();
     // The runner stands in for the generation worker here (settlement, hand-off): its CPU is shown too.
     const stop = sampleCpu({ worker: () => [workerPid], runner: () => [process.pid], ...ctx.sharedGroups });
+    // The receiver's CPU and the whole machine's, for the note: how busy the 2 cores were, and how
+    // much of that was work outside this run's processes (other sessions' tests and builds).
+    const stopReceiver = sampleCpu({ receiver: () => [receiver.pid] });
+    const machineBefore = machineBusyMs();
+    const wakeGroups = { runner: () => [process.pid], pg: ctx.sharedGroups.postgres!, redis: ctx.sharedGroups.redis! };
+    const wakes = () => Object.fromEntries(Object.entries(wakeGroups).map(([name, pids]) => [name, pids().reduce((sum, pid) => sum + wakeUps(pid), 0)]));
+    const wakesBefore = wakes();
+    const traced: { id: string; committing: number; ticketed: number; committed: number }[] = [];
+    const walQuery = "SELECT wal_records, wal_write, wal_sync, wal_write_time, wal_sync_time, wal_buffers_full FROM pg_stat_wal";
+    const wal0 = tracing ? (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]! : undefined;
+    const endTrace = tracing
+      ? traceStretch({ runner: () => [process.pid], worker: () => [workerPid], receiver: () => [receiver.pid], ...ctx.sharedGroups })
+      : undefined;
+    // The receiver's reports of arrivals (IPC messages, 2 ms apart by default) would wake this
+    // process about once per task; a generation worker gets no such messages. Their times are the
+    // receiver's, so reporting them later changes no figure.
+    receiver.reportEvery(DISPATCH_REPORT_MS);
     const begin = performance.now() + 50;
     await Promise.all(
       ids.map(async (id, i) => {
@@ -108,14 +136,35 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         // The generation worker's terminal step (finish): the receiver's ticket asked for alongside the
         // settlement (task row, ledger, balance), then attempt 1.
         const committing = Date.now();
-        const { settled, committed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!);
+        const { settled, committed, ticketed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!);
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
+        traced.push({ id, committing, ticketed, committed });
         finishedAt.set(id, settled.finishedAt!.getTime());
-        times.set(id, { committing, committed, enqueued: Date.now() });
+        times.set(id, { committing, ticketed, committed, enqueued: Date.now() });
       }),
     );
     await waitFor(() => ids.every((id) => receiver.posts.has(id)), 60_000, "dispatch deliveries");
-    cpu.add(stop(), ids.length);
+    const sample = stop();
+    cpu.add(sample, ids.length);
+    const machineMs = machineBusyMs() - machineBefore;
+    const wakesAfter = wakes();
+    const wakesPerTask = Object.keys(wakesAfter)
+      .map((name) => `${name} ${((wakesAfter[name]! - (wakesBefore[name] ?? 0)) / ids.length).toFixed(1)}`)
+      .join(", ");
+    const receiverMs = stopReceiver().ms.receiver!;
+    const ours = sample.ms.worker! + sample.ms.runner! + sample.ms.postgres! + sample.ms.redis! + receiverMs;
+    const machine = `machine ${Math.round((100 * machineMs) / (os.cpus().length * sample.wallMs))}% busy, ${(machineMs / ids.length).toFixed(2)} ms per task (receiver ${(receiverMs / ids.length).toFixed(2)}, outside this run's processes ${(Math.max(0, machineMs - ours) / ids.length).toFixed(2)}); main-thread wake-ups per task: ${wakesPerTask}`;
+    receiver.reportEvery(2);
+    const offset = Date.now() - performance.now();
+    if (wal0) {
+      const wal1 = (await db.$sql.query<Record<string, number>>(walQuery)).rows[0]!;
+      console.log(
+        `  [trace wal ${rate}/s${hosts}] ${Object.keys(wal1)
+          .map((k) => `${k} ${(Number(wal1[k]) - Number(wal0[k])).toFixed(1)}`)
+          .join(", ")}; ${new Date().toISOString()}`,
+      );
+    }
+    if (endTrace) console.log(`  [trace ${rate}/s${hosts}]\n    ${endTrace(traced, (epoch) => epoch - offset)}`);
     const lags = ids.map((id) => receiver.posts.get(id)![0]!.at - finishedAt.get(id)!);
     const stages = await dispatchStages(db, redis, queue, ids, times, (id) => receiver.posts.get(id)![0]!.at);
     const duplicates = ids.filter((id) => receiver.posts.get(id)!.length > 1).length;
@@ -130,7 +179,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         target: "<= 5 ms",
         pass: lagMedian <= 5,
         cpu: columns,
-        note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; hand-off ${handOffKind}${process.env.BENCH_DISPATCH_HOST_CAP ? `, runner's host cap ${process.env.BENCH_DISPATCH_HOST_CAP}` : ""}; CPU per task includes the runner's settlement (PostgreSQL) and hand-off (Redis; inline: the attempt too); ${stages}`,
+        note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; hand-off ${handOffKind}${process.env.BENCH_DISPATCH_HOST_CAP ? `, runner's host cap ${process.env.BENCH_DISPATCH_HOST_CAP}` : ""}; CPU per task includes the runner's settlement (PostgreSQL) and hand-off (Redis; inline: the attempt too); ${stages}; ${machine}`,
       },
       {
         name: `dispatch latency p99 at ${rate} tasks/s${hosts}`,

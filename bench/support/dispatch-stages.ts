@@ -3,19 +3,26 @@ import type { Database } from "@gen/db";
 import { webhookJobId, type RedisClient, type WebhookJobData } from "@gen/queues";
 import { median, percentile } from "./load.ts";
 
-/** What the runner saw of one task's hand-off (epoch ms): the terminal statement sent and answered, attempt 1 enqueued. */
+/**
+ * What the runner saw of one task's hand-off (epoch ms): the finish started (the ticket asked for),
+ * the terminal statement sent (the ticket answered, or its 25 ms wait over) and answered, attempt 1
+ * enqueued.
+ */
 export interface HandOffTimes {
   committing: number;
+  ticketed: number;
   committed: number;
   enqueued: number;
 }
 
-const STAGES = ["commit", "enqueue", "pickup", "claim", "send"] as const;
+const STAGES = ["ticket", "commit", "enqueue", "pickup", "claim", "send"] as const;
 type Stage = (typeof STAGES)[number];
 
 /**
  * Where dispatch latency goes, per task, read after the run so nothing is added to the measured
- * path: the terminal statement (runner), the enqueue of attempt 1 (runner), BullMQ's pickup (the
+ * path: the receiver's ticket asked for before the terminal statement (runner; before the task's
+ * `finished_at`, so outside the dispatch figure), the terminal statement (runner: pool, statement,
+ * commit), the enqueue of attempt 1 (runner), BullMQ's pickup (the
  * job's `processedOn`, i.e. moveToActive of its last run), the worker up to the claim (decision
  * read, host ticket, claim: `webhook_attempts.started_at`), and the claim to the POST at the receiver
  * (render, send). A job added with a delay was parked at the routed hand-off (its host had no
@@ -25,7 +32,7 @@ type Stage = (typeof STAGES)[number];
  * the hand-off, so about 0) and its send stage includes the claim's round trip. An attempt claimed
  * by the terminal statement itself (the generation worker's finish with a ticket taken first) starts
  * at the task's finish, before the commit returned: it has no claim stage, its send stage runs from
- * the commit's return to the POST, and its ticket's round trip is inside the commit stage. Returns
+ * the commit's return to the POST, and its ticket's round trip is the ticket stage. Returns
  * one line for a figure's note.
  */
 export async function dispatchStages(
@@ -45,7 +52,7 @@ export async function dispatchStages(
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hmget(queue.toKey(webhookJobId(id, 1)), "processedOn", "ats", "opts");
   const jobs = ((await pipeline.exec()) ?? []).map(([, value]) => value as [string | null, string | null, string | null]);
-  const spans: Record<Stage, number[]> = { commit: [], enqueue: [], pickup: [], claim: [], send: [] };
+  const spans: Record<Stage, number[]> = { ticket: [], commit: [], enqueue: [], pickup: [], claim: [], send: [] };
   let parked = 0;
   let parkedAtHandOff = 0;
   let inline = 0;
@@ -58,7 +65,8 @@ export async function dispatchStages(
     const claim = claims.get(id);
     if (Number(ats ?? 0) > 1) parked++;
     if (processedOn !== null && delay > 0) parkedAtHandOff++;
-    spans.commit.push(t.committed - t.committing);
+    spans.ticket.push(t.ticketed - t.committing);
+    spans.commit.push(t.committed - t.ticketed);
     spans.enqueue.push(t.enqueued - t.committed);
     if (claim === undefined) return;
     if (processedOn === null) inline++;

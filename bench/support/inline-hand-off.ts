@@ -71,11 +71,13 @@ export async function settleAndHandOff(
   handOff: HandOffDeps,
   id: string,
   webhookUrl: string,
-): Promise<{ settled: ClosedTask | null; committed: number }> {
+): Promise<{ settled: ClosedTask | null; committed: number; ticketed: number }> {
   const prepared = prepareHandOff(handOff, { id, webhookUrl });
   const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
-  const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 }, await prepared.claimFirst());
+  const claimFirst = await prepared.claimFirst();
+  const ticketed = Date.now();
+  const settled = await settleTask(db, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output, charge: 4 }, claimFirst);
   const committed = Date.now();
   await (settled ? prepared.settled(settled) : prepared.abandoned());
-  return { settled, committed };
+  return { settled, committed, ticketed };
 }

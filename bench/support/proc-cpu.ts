@@ -146,3 +146,25 @@ export class CpuTally {
     return Object.fromEntries(Object.entries(this.ms).map(([name, ms]) => [name, this.units === 0 ? Number.NaN : ms / this.units]));
   }
 }
+
+/**
+ * CPU milliseconds the whole machine has spent busy (all CPUs: user, nice, system, irq, softirq,
+ * steal from /proc/stat), so a figure can say how much of the machine other work took meanwhile.
+ */
+export function machineBusyMs(): number {
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return ((user! + nice! + system! + irq! + softirq! + (steal ?? 0)) * 1000) / clockTicks();
+}
+
+/**
+ * Times the process's main thread went to sleep and was woken again (`voluntary_ctxt_switches` of
+ * /proc/<pid>/status): an event loop's wake-ups, which on these VMs cost more than the work they
+ * wake it for (bench/wake-cost.ts). 0 for a process that is gone.
+ */
+export function wakeUps(pid: number): number {
+  try {
+    return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}

@@ -15,6 +15,11 @@ export interface BenchReceiver {
   posts: Map<string, { at: number; status: number }[]>;
   /** The receiver process, for its CPU time. */
   pid: number;
+  /**
+   * How often arrivals are reported (default 2 ms). Longer while this process stands in for the
+   * generation worker: every report wakes its event loop; the arrival times are the receiver's own.
+   */
+  reportEvery(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -38,6 +43,7 @@ export async function startReceiverProcess(aliases: number): Promise<BenchReceiv
     ...ready,
     posts,
     pid: child.child.pid!,
+    reportEvery: (ms) => void child.child.send({ batchMs: ms }),
     async close() {
       process.off("exit", killOnExit);
       await child.stop();

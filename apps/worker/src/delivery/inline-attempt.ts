@@ -117,12 +117,19 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
   return {
     handOff: (taskId, url, finishedAt) => handOff(taskId, url, finishedAt),
     async prepare(taskId, url) {
-      const taken = await takeFreeTicket(deps, taskId, 1, url);
-      if (!taken) return undefined;
       const claimFirst = !closing && running.size < options.bound;
-      // Under the lease while the settlement's statement (which claims the attempt) goes out, so a
-      // death right after its commit is taken over like any other.
+      // Under the lease before the settlement's statement (which claims the attempt) goes out, so a
+      // death right after its commit is taken over like any other. Sent with the ticket's call, not
+      // after its answer: both answers come back together, one wake-up of this process instead of
+      // two per task (bench/README.md "h-tail"); without a ticket the next beat takes it off again.
       const registered = claimFirst ? register(deps, lease, taskId) : undefined;
+      let taken: Awaited<ReturnType<typeof takeFreeTicket>> = undefined;
+      try {
+        taken = await takeFreeTicket(deps, taskId, 1, url);
+      } finally {
+        if (!taken && registered) void unregister(lease, taskId, registered);
+      }
+      if (!taken) return undefined;
       return {
         claimFirst,
         handOff: (finishedAt, claimed) => handOff(taskId, url, finishedAt, taken.slot, claimed, registered),

@@ -251,3 +251,49 @@ test("a slow ticket answer does not hold the settlement: it commits without the 
   // Ran inline with the ticket taken before the commit: no job was left.
   await fx.waitFor(async () => (await jobState(task.id)) === "unknown");
 });
+
+/** The inline attempts' lease sets holding attempt 1 of `taskId` (one per process that registered it). */
+async function leaseSetsHolding(taskId: string): Promise<number> {
+  const sets = await fx.redis.keys(`${inlineLeaseKeys(fx.queuePrefix).attemptsPrefix}*`);
+  const holding = await Promise.all(sets.map((key) => fx.redis.sismember(key, webhookJobId(taskId, 1))));
+  return holding.filter((member) => member === 1).length;
+}
+
+test("the lease registration goes out with the ticket's call, not after its answer: the attempt is under the lease while the ticket is still being asked for", async () => {
+  const hooks = await receiver();
+  const real = createDeliveryHostSlots(fx.redis, fx.config);
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  // The ticket's answer held back until the test lets it through.
+  const held: HostSlots = { acquire: (...args) => answered.then(() => real.acquire(...args)), release: (...args) => real.release(...args) };
+  const inline = createInlineAttempts(fx.deliveryDeps({ hostSlots: held }), { bound: 8, leaseMs: 5_000, redis: fx.redis });
+  inlines.push(inline);
+  const task = await runningTask(hooks.url);
+  const preparing = inline.prepare(task.id, task.webhookUrl);
+  await fx.waitFor(async () => (await leaseSetsHolding(task.id)) === 1, 2_000);
+  answer();
+  const prepared = await preparing;
+  expect(prepared?.claimFirst).toBe(true);
+  // The rest as before: claimed by the settlement, sent once, taken off the lease once recorded.
+  const request = firstClaimRequest();
+  const settled = await settleTask(fx.db, task, completed(task.id), request);
+  await prepared!.handOff(settled!.finishedAt!, claimedWithSettlement(request, settled!)!);
+  await fx.waitFor(() => delivered(task.id));
+  expect(postsFor(hooks, task.id)).toBe(1);
+});
+
+test("no ticket (the host at its cap): the registration sent with the ticket's call is taken off the lease at the next beat, nothing held, nothing queued", async () => {
+  const hooks = await receiver();
+  const slots = createDeliveryHostSlots(fx.redis, fx.config);
+  const others = Array.from({ length: CAP }, () => newTaskId());
+  for (const other of others) expect((await slots.acquire(new URL(hooks.url).host, webhookJobId(other, 1), "main")).slot).toBe("granted");
+  // A lease beating every 100 ms.
+  const inline = createInlineAttempts(fx.deliveryDeps({ hostSlots: slots }), { bound: 8, leaseMs: 400, redis: fx.redis });
+  inlines.push(inline);
+  const task = await runningTask(hooks.url);
+  expect(await inline.prepare(task.id, task.webhookUrl)).toBeUndefined();
+  await fx.waitFor(async () => (await leaseSetsHolding(task.id)) === 0);
+  expect((await ticketsOf(hooks.url)).sort()).toEqual(others.map((other) => webhookJobId(other, 1)).sort());
+  expect(await jobState(task.id)).toBe("unknown");
+  for (const other of others) await slots.release(new URL(hooks.url).host, webhookJobId(other, 1), "answered");
+});
