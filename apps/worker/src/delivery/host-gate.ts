@@ -89,6 +89,8 @@ interface LocalHost {
   holdMs: number;
   /** Whether a ticket of the host was released here yet: before that, `holdMs` is a guess. */
   measured: boolean;
+  /** The host's tickets this process holds (ticket -> grant time): only their releases serve its hand-off waiters. */
+  held: Map<string, number>;
   /** Hand-offs at the host's cap waiting for a ticket this process frees (waitForFreedTicket), oldest first. */
   handOffs: HandOffWaiter[];
 }
@@ -103,7 +105,7 @@ function localHost(slots: HostSlots, host: string): LocalHost {
   if (!local) {
     // Hosts come and go: past this many, the ones nobody waits for here are forgotten.
     if (hosts.size >= REMEMBERED_HOSTS) for (const [name, other] of hosts) if (other.waiters.size === 0 && other.handOffs.length === 0) hosts.delete(name);
-    hosts.set(host, (local = { waiters: new Map(), holdMs: FIRST_HOLD_MS, measured: false, handOffs: [] }));
+    hosts.set(host, (local = { waiters: new Map(), holdMs: FIRST_HOLD_MS, measured: false, held: new Map(), handOffs: [] }));
   }
   return local;
 }
@@ -210,14 +212,30 @@ export interface FreedTicketWait {
 /**
  * Whether a hand-off at its host's cap should wait here rather than park: only for a host whose
  * tickets this process has seen come back (a host it never heard from, or a hanging one, parks at
- * once), when the waiters ahead of it here should all be served within HAND_OFF_WAIT_MS at the
- * host's cap and its tickets' moving-average hold time, and with its window far enough off.
+ * once) and holds some of now (only their releases serve a waiter here), when the waiters ahead of it
+ * here should all be served within HAND_OFF_WAIT_MS by those tickets at their moving-average hold
+ * time, and with its window far enough off.
  */
 function handOffMayWait(deps: GateDeps, slots: HostSlots, host: string, windowEndsAt: Date): boolean {
   const local = localHost(slots, host);
   if (!local.measured) return false;
-  if (((local.handOffs.length + 1) / deps.config.webhookHostConcurrency) * local.holdMs > HAND_OFF_WAIT_MS) return false;
+  const held = heldHere(local, deps);
+  if (held === 0 || ((local.handOffs.length + 1) / held) * local.holdMs > HAND_OFF_WAIT_MS) return false;
   return parkedUntil(windowEndsAt, deps) - deps.now().getTime() > 2 * HAND_OFF_WAIT_MS;
+}
+
+/**
+ * The host's tickets held here. One held past the receiver's timeout is forgotten: its POST is about
+ * to time out, or the ticket went to a job elsewhere (a claim that failed, a run declined past the
+ * bound) whose release this process never sees.
+ */
+function heldHere(local: LocalHost, deps: GateDeps): number {
+  const stale = performance.now() - deps.config.webhookTimeoutMs;
+  for (const [ticket, grantedAt] of local.held) {
+    if (grantedAt > stale) break;
+    local.held.delete(ticket);
+  }
+  return local.held.size;
 }
 
 /**
@@ -289,6 +307,7 @@ function serveHandOffWaiter(deps: GateDeps, slots: HostSlots, host: string): voi
 async function freeTicket(deps: GateDeps, host: string, ticket: string, outcome: "timeout" | "answered" | "other" | "forget"): Promise<void> {
   const slots = deps.hostSlots!;
   const freeing = slots.release(host, ticket, outcome);
+  localHosts.get(slots)?.get(host)?.held.delete(ticket);
   serveHandOffWaiter(deps, slots, host);
   await promoteWaiters(deps, host, await freeing);
 }
@@ -401,10 +420,15 @@ export async function forgetTicket(deps: GateDeps, url: string, ticket: string):
 function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
   const slots = deps.hostSlots!;
   const grantedAt = performance.now();
+  const { held } = localHost(slots, host);
+  // Last in grant order (heldHere forgets from the front), also when the ticket was held here already.
+  held.delete(ticket);
+  held.set(ticket, grantedAt);
   return {
     release(result) {
       const local = localHost(slots, host);
-      local.holdMs = 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt);
+      // The first release replaces the guess (FIRST_HOLD_MS): a fast host is known as such at once.
+      local.holdMs = local.measured ? 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt) : performance.now() - grantedAt;
       local.measured = true;
       const outcome = !result.ok && result.lastError === WireError.Timeout ? "timeout" : result.status !== null ? "answered" : "other";
       freeTicket(deps, host, ticket, outcome).catch((error: unknown) => deps.logger.warn("host ticket release failed; its lease runs out", { err: error }));
