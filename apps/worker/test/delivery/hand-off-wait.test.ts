@@ -100,7 +100,8 @@ async function fillCap(inline: InlineAttempts, hooks: Awaited<ReturnType<typeof 
   return tasks;
 }
 
-test("at a fast host's cap the hand-off waits in its process; a ticket this process frees runs it inline: no job, one POST", async () => {
+/** A fast host (warmed up through a process) at its cap with every POST held, and a hand-off of that process waiting for a ticket. */
+async function waiterAtCap() {
   const hooks = await receiver();
   const inline = inlineAttempts();
   await warmUp(inline, hooks.url);
@@ -108,6 +109,11 @@ test("at a fast host's cap the hand-off waits in its process; a ticket this proc
   const running = await fillCap(inline, hooks);
   const waiter = await fx.createTask({ url: hooks.url });
   await inline.handOff(waiter, hooks.url, new Date());
+  return { hooks, inline, running, waiter };
+}
+
+test("at a fast host's cap the hand-off waits in its process; a ticket this process frees runs it inline: no job, one POST", async () => {
+  const { hooks, running, waiter } = await waiterAtCap();
   // Waiting here: no job, no place in the host's waiting list, under the lease, no POST.
   expect(await jobState(waiter)).toBe("unknown");
   expect(await waitingOf(hooks.url)).toEqual([]);
@@ -140,13 +146,7 @@ test("a host this process never saw a ticket come back from parks at once (a han
 });
 
 test("a waiter no ticket reaches within its wait parks (a delayed job, a place in the list) and is delivered once", async () => {
-  const hooks = await receiver();
-  const inline = inlineAttempts();
-  await warmUp(inline, hooks.url);
-  hooks.hold();
-  await fillCap(inline, hooks);
-  const waiter = await fx.createTask({ url: hooks.url });
-  await inline.handOff(waiter, hooks.url, new Date());
+  const { hooks, waiter } = await waiterAtCap();
   expect(await jobState(waiter)).toBe("unknown");
   // The wait (half a second) runs out while the host holds every ticket: the attempt parks as before.
   await fx.waitFor(async () => (await jobState(waiter)) === "delayed", 3_000);
@@ -161,13 +161,7 @@ test("a waiter no ticket reaches within its wait parks (a delayed job, a place i
 });
 
 test("close ends the waits: a waiter parks before close returns, and is delivered once", async () => {
-  const hooks = await receiver();
-  const inline = inlineAttempts();
-  await warmUp(inline, hooks.url);
-  hooks.hold();
-  await fillCap(inline, hooks);
-  const waiter = await fx.createTask({ url: hooks.url });
-  await inline.handOff(waiter, hooks.url, new Date());
+  const { hooks, inline, waiter } = await waiterAtCap();
   const closing = inline.close();
   await fx.waitFor(async () => (await jobState(waiter)) === "delayed", 1_000);
   fx.startWorker();
