@@ -87,6 +87,12 @@ const REMEMBERED_HOSTS = 1_000;
 interface LocalHost {
   waiters: Map<string, () => void>;
   holdMs: number;
+  /** Whether a ticket of the host was released here yet: before that, `holdMs` is a guess. */
+  measured: boolean;
+  /** The host's tickets this process holds (ticket -> grant time): only their releases serve its hand-off waiters. */
+  held: Map<string, number>;
+  /** Hand-offs at the host's cap waiting for a ticket this process frees (waitForFreedTicket), oldest first. */
+  handOffs: HandOffWaiter[];
 }
 
 /** Per HostSlots (one per worker process), per host. */
@@ -98,8 +104,8 @@ function localHost(slots: HostSlots, host: string): LocalHost {
   let local = hosts.get(host);
   if (!local) {
     // Hosts come and go: past this many, the ones nobody waits for here are forgotten.
-    if (hosts.size >= REMEMBERED_HOSTS) for (const [name, other] of hosts) if (other.waiters.size === 0) hosts.delete(name);
-    hosts.set(host, (local = { waiters: new Map(), holdMs: FIRST_HOLD_MS }));
+    if (hosts.size >= REMEMBERED_HOSTS) for (const [name, other] of hosts) if (other.waiters.size === 0 && other.handOffs.length === 0) hosts.delete(name);
+    hosts.set(host, (local = { waiters: new Map(), holdMs: FIRST_HOLD_MS, measured: false, held: new Map(), handOffs: [] }));
   }
   return local;
 }
@@ -139,7 +145,9 @@ function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): P
  * tickets: the attempt is enqueued to run now and asks at its start. `runHere`, given the granted
  * ticket, may take the attempt to run in this process instead (the inline first attempt); when it
  * declines, the job is queued as before and asks for the ticket again under the same id. `taken`:
- * the attempt's ticket, already held (takeFreeTicket), so nothing is asked.
+ * the attempt's ticket, already held (takeFreeTicket), so nothing is asked. `waitHere`: at the cap
+ * of a fast host (tickets held briefly here), offered the chance to wait in this process for a ticket
+ * this process frees instead of parking (`waitForFreedTicket`); when it takes it, nothing is enqueued.
  */
 export async function routeToLane(
   deps: GateDeps,
@@ -150,6 +158,7 @@ export async function routeToLane(
   windowEndsAt: Date,
   runHere?: (slot: HeldSlot) => boolean,
   taken?: HeldSlot,
+  waitHere?: (join: () => FreedTicketWait) => boolean,
 ): Promise<void> {
   const queue = lane === "slow" && deps.slowQueue ? deps.slowQueue : deps.webhookQueue;
   // The main lane's hand-off adds a new id; a move to the slow lane may meet an ended job of the
@@ -168,11 +177,140 @@ export async function routeToLane(
   }
   void promoteWaiters(deps, host!, first.promoted);
   if (first.slot === "slow" && lane === "main") return routeToLane(deps, "slow", taskId, attempt, url, windowEndsAt);
+  if (first.slot === "full" && waitHere && handOffMayWait(deps, slots!, host!, windowEndsAt) && waitHere(() => waitForFreedTicket(deps, host!, ticket))) return;
   await enqueue(Math.max(0, parkedUntil(windowEndsAt, deps) - deps.now().getTime()));
   await joinWaitingList(deps, host!, ticket, lane, async () => (await Job.fromId<WebhookJobData>(queue, ticket))?.promote());
 }
 
 const TAKEN: HostSlotAnswer = { slot: "granted", promoted: [] };
+
+// How long a hand-off at its host's cap waits in this process for a ticket this process frees before
+// it parks. A ~64 ms stall at 500 tasks/s leaves ~32 hand-offs at a cap-32 host, which then drain at
+// cap / hold time (tickets held 40-60 ms on a loaded runner: 530-800/s against 500/s arriving) in
+// 100-250 ms; twice that lets the waiters of one stall through without parking any, while a wait
+// that runs out costs an attempt no more than this over the parked path (its pickup alone took
+// 130-2,000 ms on these machines).
+const HAND_OFF_WAIT_MS = 500;
+
+/** A hand-off waiting here for a ticket this process frees (`waitForFreedTicket`). */
+interface HandOffWaiter {
+  ticket: string;
+  /** Its try-only acquire is out (sent beside a release): the answer settles or keeps it. */
+  asking: boolean;
+  /** Its time ran out (or it was stopped) while asking: the answer settles it, granted or not. */
+  ended: boolean;
+  settle(slot: HeldSlot | undefined): void;
+}
+
+/** A hand-off's wait in this process: `freed` resolves with its ticket, or undefined when the wait ends without one. */
+export interface FreedTicketWait {
+  freed: Promise<HeldSlot | undefined>;
+  /** Ends the wait now (closing); a try-only acquire already out still hands over a ticket it gets. */
+  stop(): void;
+}
+
+/**
+ * Whether a hand-off at its host's cap should wait here rather than park: only for a host whose
+ * tickets this process has seen come back (a host it never heard from, or a hanging one, parks at
+ * once) and holds some of now (only their releases serve a waiter here), when the waiters ahead of it
+ * here should all be served within HAND_OFF_WAIT_MS by those tickets at their moving-average hold
+ * time, and with its window far enough off.
+ */
+function handOffMayWait(deps: GateDeps, slots: HostSlots, host: string, windowEndsAt: Date): boolean {
+  const local = localHost(slots, host);
+  if (!local.measured) return false;
+  const held = heldHere(local, deps);
+  if (held === 0 || ((local.handOffs.length + 1) / held) * local.holdMs > HAND_OFF_WAIT_MS) return false;
+  return parkedUntil(windowEndsAt, deps) - deps.now().getTime() > 2 * HAND_OFF_WAIT_MS;
+}
+
+/**
+ * The host's tickets held here. One held past the receiver's timeout is forgotten: its POST is about
+ * to time out, or the ticket went to a job elsewhere (a claim that failed, a run declined past the
+ * bound) whose release this process never sees.
+ */
+function heldHere(local: LocalHost, deps: GateDeps): number {
+  const stale = performance.now() - deps.config.webhookTimeoutMs;
+  for (const [ticket, grantedAt] of local.held) {
+    if (grantedAt > stale) break;
+    local.held.delete(ticket);
+  }
+  return local.held.size;
+}
+
+/**
+ * Joins this process's FIFO of hand-offs waiting for a ticket of `host`. Not the host's waiting list
+ * in Redis: a ticket freed by another process goes to the parked attempts there (or stays free), never
+ * to a waiter here, so no waiter holds a place the fleet could serve. Each ticket this process frees
+ * (`freeTicket`) sends, in the same gathered script and right after the release, a try-only acquire
+ * for the oldest waiter not already asking: the release has promoted the parked attempts first, so the
+ * waiter gets the ticket only if room remains (the cap holds, and parked attempts keep their turn). No
+ * round trip of its own. The wait ends after HAND_OFF_WAIT_MS with nothing (the caller parks).
+ */
+function waitForFreedTicket(deps: GateDeps, host: string, ticket: string): FreedTicketWait {
+  const local = localHost(deps.hostSlots!, host);
+  let resolve!: (slot: HeldSlot | undefined) => void;
+  const freed = new Promise<HeldSlot | undefined>((done) => (resolve = done));
+  let settled = false;
+  const waiter: HandOffWaiter = {
+    ticket,
+    asking: false,
+    ended: false,
+    settle(slot) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      local.handOffs.splice(local.handOffs.indexOf(waiter), 1);
+      resolve(slot);
+    },
+  };
+  const end = () => {
+    if (waiter.asking) waiter.ended = true;
+    else waiter.settle(undefined);
+  };
+  const timer = setTimeout(end, HAND_OFF_WAIT_MS);
+  local.handOffs.push(waiter);
+  return { freed, stop: end };
+}
+
+/**
+ * Asks, beside a release just sent for `host` (same turn: the same script, after it), for the ticket
+ * of this process's oldest hand-off waiting for one and not already asking. Granted: the waiter has
+ * it. Full: it waits on (or, its time up, ends). Slow or Redis trouble: its wait ends, and its
+ * hand-off routes it as usual.
+ */
+function serveHandOffWaiter(deps: GateDeps, slots: HostSlots, host: string): void {
+  const waiter = localHosts
+    .get(slots)
+    ?.get(host)
+    ?.handOffs.find((candidate) => !candidate.asking);
+  if (!waiter) return;
+  waiter.asking = true;
+  slots.acquire(host, waiter.ticket, "main").then(
+    (answer) => {
+      waiter.asking = false;
+      void promoteWaiters(deps, host, answer.promoted);
+      if (answer.slot === "granted") waiter.settle(heldTicket(deps, host, waiter.ticket));
+      else if (answer.slot !== "full" || waiter.ended) waiter.settle(undefined);
+    },
+    () => {
+      waiter.asking = false;
+      waiter.settle(undefined);
+    },
+  );
+}
+
+/**
+ * Frees a ticket this process held and moves the waiters it promoted; beside the release, the same
+ * script offers the ticket to this process's oldest hand-off waiting for one (serveHandOffWaiter).
+ */
+async function freeTicket(deps: GateDeps, host: string, ticket: string, outcome: "timeout" | "answered" | "other" | "forget"): Promise<void> {
+  const slots = deps.hostSlots!;
+  const freeing = slots.release(host, ticket, outcome);
+  localHosts.get(slots)?.get(host)?.held.delete(ticket);
+  serveHandOffWaiter(deps, slots, host);
+  await promoteWaiters(deps, host, await freeing);
+}
 
 /** A ticket taken ahead of its attempt's hand-off (takeFreeTicket). */
 export interface TakenTicket {
@@ -204,7 +342,7 @@ export async function takeFreeTicket(deps: GateDeps, taskId: string, attempt: nu
     slot: heldTicket(deps, host, ticket),
     async giveBack() {
       // "other": neither an answer nor a timeout of the host; the attempt's places in waiting lists (none of ours) are left alone.
-      await promoteWaiters(deps, host, await slots.release(host, ticket, "other"));
+      await freeTicket(deps, host, ticket, "other");
     },
   };
 }
@@ -252,7 +390,9 @@ async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]
         ))
       )
         continue;
-      pending.push(...(await slots.release(host, ticket, "other")));
+      const freeing = slots.release(host, ticket, "other");
+      serveHandOffWaiter(deps, slots, host);
+      pending.push(...(await freeing));
     }
   } catch (error) {
     deps.logger.warn("could not promote waiting webhook attempts; they run at the end of their window", { err: error });
@@ -271,7 +411,7 @@ export async function forgetTicket(deps: GateDeps, url: string, ticket: string):
   const host = receiverHost(url);
   if (!slots || host === null) return;
   try {
-    await promoteWaiters(deps, host, await slots.release(host, ticket, "forget"));
+    await freeTicket(deps, host, ticket, "forget");
   } catch (error) {
     deps.logger.warn("could not free a webhook ticket; its lease runs out", { err: error });
   }
@@ -280,15 +420,18 @@ export async function forgetTicket(deps: GateDeps, url: string, ticket: string):
 function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
   const slots = deps.hostSlots!;
   const grantedAt = performance.now();
+  const { held } = localHost(slots, host);
+  // Last in grant order (heldHere forgets from the front), also when the ticket was held here already.
+  held.delete(ticket);
+  held.set(ticket, grantedAt);
   return {
     release(result) {
       const local = localHost(slots, host);
-      local.holdMs = 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt);
+      // The first release replaces the guess (FIRST_HOLD_MS): a fast host is known as such at once.
+      local.holdMs = local.measured ? 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt) : performance.now() - grantedAt;
+      local.measured = true;
       const outcome = !result.ok && result.lastError === WireError.Timeout ? "timeout" : result.status !== null ? "answered" : "other";
-      slots
-        .release(host, ticket, outcome)
-        .then((promoted) => promoteWaiters(deps, host, promoted))
-        .catch((error: unknown) => deps.logger.warn("host ticket release failed; its lease runs out", { err: error }));
+      freeTicket(deps, host, ticket, outcome).catch((error: unknown) => deps.logger.warn("host ticket release failed; its lease runs out", { err: error }));
     },
   };
 }

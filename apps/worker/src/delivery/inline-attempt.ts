@@ -11,7 +11,7 @@ import {
   type PrepareFirstAttempt,
 } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { routeToLane, takeFreeTicket, type HeldSlot } from "./host-gate.ts";
+import { routeToLane, takeFreeTicket, type FreedTicketWait, type HeldSlot } from "./host-gate.ts";
 import { recordResult, runAttempt, type Run } from "./process-delivery.ts";
 
 /** The hand-off of attempt 1 that runs the attempt in this process when it can (see createInlineAttempts). */
@@ -24,7 +24,7 @@ export interface InlineAttempts {
 }
 
 export interface InlineAttemptOptions {
-  /** Inline attempts running at once in this process, at most; past it hand-offs are queued. */
+  /** Inline attempts running at once in this process, at most; past it hand-offs are queued. Hand-offs waiting for a ticket here: WAITERS_PER_RUNNING x this at most. */
   bound: number;
   /** How long this process's attempts are safe without a renewal of its lease: the delivery lock's duration. */
   leaseMs: number;
@@ -54,10 +54,18 @@ export interface InlineAttemptOptions {
  * while closing (a claimed attempt that nobody runs would wait for the lease to lapse). A task it did
  * not settle gives the ticket back.
  *
- * Queued as before instead: no ticket (the host is at its cap: parked; slow: the slow lane), Redis
- * trouble with the tickets, `bound` attempts already running here (a dead receiver must not eat the
- * process), or closing. A claim that fails adds the attempt's job to run now, which asks for the
- * ticket again under the same id.
+ * At the cap of a fast host (its tickets come back here quickly), the hand-off waits here for a
+ * ticket this process frees (host-gate.ts `waitForFreedTicket`: a per-process FIFO, not the host's
+ * waiting list in Redis; each release here offers its ticket to the oldest waiter in the same script,
+ * after the parked attempts), up to WAITERS_PER_RUNNING x `bound` waiters. The hand-off returns at
+ * once (the generation job's slot is not held); the waiting attempt is registered under the lease, so
+ * a death while it waits is taken over by a sweep like a running one. Given a ticket it runs here;
+ * its wait over (or closing) it is routed again: run here if a ticket is free by then, else parked.
+ *
+ * Queued as before instead: no ticket (the host is at its cap and not fast, or no room to wait:
+ * parked; slow: the slow lane), Redis trouble with the tickets, `bound` attempts already running here
+ * (a dead receiver must not eat the process), or closing. A claim that fails adds the attempt's job to
+ * run now, which asks for the ticket again under the same id.
  */
 export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptOptions): InlineAttempts {
   const running = new Set<Promise<void>>();
@@ -82,6 +90,30 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
     track(first.taskId, runFirstAttempt(deps, first, slot, lease, registered ?? register(deps, lease, first.taskId)));
     return true;
   };
+  // Hand-offs waiting here for a ticket this process frees, with what settles once each wait is over.
+  const waiting = new Map<FreedTicketWait, Promise<void>>();
+  const wait = (first: FirstAttempt, join: () => FreedTicketWait): boolean => {
+    if (closing || waiting.size >= WAITERS_PER_RUNNING * options.bound) return false;
+    const waited = join();
+    // Under the lease while it waits (the SADD goes out meanwhile): a death here is swept, and the attempt's job run.
+    const registered = register(deps, lease, first.taskId);
+    const over = waited.freed
+      .then(async (slot) => {
+        // With the ticket: run here (queued to run now if this process cannot). Without: asked again, run here or parked.
+        let ranHere = false;
+        try {
+          await routeToLane(deps, "main", first.taskId, 1, first.url, first.windowEndsAt, (held) => (ranHere = start(first, held, registered)), slot);
+        } finally {
+          if (!ranHere) void unregister(lease, first.taskId, registered);
+        }
+      })
+      .catch((error: unknown) => {
+        deps.logger.error("webhook hand-off after a wait failed; the reconciler will enqueue it", { task_id: first.taskId, err: error });
+      })
+      .finally(() => waiting.delete(waited));
+    waiting.set(waited, over);
+    return true;
+  };
 
   const handOff = async (
     taskId: string,
@@ -97,6 +129,7 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
       return;
     }
     // Not claimed by the settlement: a run here keeps the registration; an attempt queued has its job instead.
+    const first = { taskId, url, finishedAt, windowEndsAt };
     let ranHere = false;
     try {
       await routeToLane(
@@ -106,8 +139,10 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
         1,
         url,
         windowEndsAt,
-        (slot) => (ranHere = start({ taskId, url, finishedAt, windowEndsAt }, slot, registered)),
+        (slot) => (ranHere = start(first, slot, registered)),
         taken,
+        // Only a hand-off with nothing held and nothing registered reaches the cap (the prepare step registers only with a ticket).
+        (join) => wait(first, join),
       );
     } finally {
       if (registered && !ranHere) void unregister(lease, taskId, registered);
@@ -141,11 +176,18 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
     },
     async close() {
       closing = true;
+      // Waiters end now: each is routed again (parked, or run here if a ticket came), before the running attempts are awaited.
+      for (const waited of waiting.keys()) waited.stop();
+      await Promise.all(waiting.values());
       while (running.size > 0) await Promise.all(running);
       await lease.close().catch((error: unknown) => deps.logger.warn("could not drop the inline attempts' lease; it runs out", { err: error }));
     },
   };
 }
+
+// Waiters per inline attempt the process may run (`bound`): at the default 64, 256 hand-offs, half a
+// second of 500 tasks/s to one host; each is a timer, a closure and a lease registration.
+const WAITERS_PER_RUNNING = 4;
 
 interface FirstAttempt {
   taskId: string;
