@@ -72,29 +72,33 @@ export function createInlineLease(redis: RedisClient, options: InlineLeaseOption
   const owner = randomBytes(8).toString("hex");
   const keys = inlineLeaseKeys(options.prefix);
   const attempts = `${keys.attemptsPrefix}${owner}`;
-  let done: string[] = [];
+  // Finished since the last beat; and those whose SREM a beat has in flight.
+  let done = new Set<string>();
+  let removing = new Set<string>();
   // Taken-over attempts whose job could not be added yet.
   let toTakeOver: string[] = [];
   let beating: Promise<void> | undefined;
   let closed = false;
 
   const beatOnce = async () => {
-    const batch = done;
-    done = [];
+    const batch = (removing = done);
+    done = new Set();
     const now = Date.now();
     const transaction = redis.multi().zadd(keys.owners, now + options.leaseMs, owner);
-    if (batch.length > 0) transaction.srem(attempts, ...batch);
+    if (batch.size > 0) transaction.srem(attempts, ...batch);
     (transaction as unknown as LeaseCommands).sweepInlineOwners(keys.owners, now, keys.attemptsPrefix, MAX_OWNERS_PER_SWEEP);
     let replies: [Error | null, unknown][] | null;
     try {
       replies = await transaction.exec();
     } catch (error) {
-      done.push(...batch);
+      requeue(batch);
       throw error;
+    } finally {
+      removing = new Set();
     }
     const failed = replies?.find(([error]) => error !== null)?.[0];
     if (!replies || failed) {
-      done.push(...batch);
+      requeue(batch);
       throw failed ?? new Error("inline lease beat: transaction aborted");
     }
     const taken = [...toTakeOver, ...(replies[replies.length - 1]![1] as string[])];
@@ -107,6 +111,10 @@ export function createInlineLease(redis: RedisClient, options: InlineLeaseOption
         }),
       ),
     );
+  };
+  // A failed beat's removals wait for the next, except those registered again meanwhile (gone from the batch).
+  const requeue = (batch: Set<string>) => {
+    for (const attempt of batch) done.add(attempt);
   };
   // One beat at a time: on a stuck link a beat waits, and the next ones are skipped meanwhile.
   const beat = () =>
@@ -121,10 +129,15 @@ export function createInlineLease(redis: RedisClient, options: InlineLeaseOption
   return {
     owner,
     async register(attempt) {
+      // Registered again before its removal went out (a hand-off that gave its early registration
+      // back, then runs or waits here after all): the removal must not take the new one off. One
+      // already in a beat's transaction is sent before this SADD on the same connection, so it runs first.
+      done.delete(attempt);
+      removing.delete(attempt);
       await redis.sadd(attempts, attempt);
     },
     finished(attempt) {
-      done.push(attempt);
+      done.add(attempt);
     },
     beat,
     async close() {

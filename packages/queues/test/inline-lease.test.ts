@@ -103,6 +103,24 @@ test("finished attempts leave the set in one batch with the next beat, not one c
   expect(await redis.smembers(set)).toEqual(["d-a1"]);
 });
 
+test("an attempt registered again before its removal went out stays under the lease", async () => {
+  const live = lease(60_000);
+  await live.beat();
+  const set = `${keys.attemptsPrefix}${live.owner}`;
+  await live.register("a-a1");
+  await live.register("b-a1");
+  live.finished("a-a1");
+  live.finished("b-a1");
+  // The hand-off gave its early registration back, then runs here after all.
+  await live.register("a-a1");
+  await live.beat();
+  expect(await redis.smembers(set)).toEqual(["a-a1"]);
+  // Its own finish still takes it off.
+  live.finished("a-a1");
+  await live.beat();
+  expect(await redis.smembers(set)).toEqual([]);
+});
+
 test("a take-over that fails (Redis trouble adding the job) is tried again at the next beat", async () => {
   let fail = true;
   const tried: string[] = [];
