@@ -11,24 +11,12 @@ import type { DeliveryDeps } from "../../src/delivery/delivery-deps.ts";
 import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.ts";
 import { routeToLane } from "../../src/delivery/host-gate.ts";
 import { createInlineAttempts, type InlineAttemptOptions, type InlineAttempts } from "../../src/delivery/inline-attempt.ts";
-import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+import { hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+import { inlineLifecycle } from "./helpers/inline-lifecycle.ts";
 
 const CAP = 2;
 let fx: DeliveryFixture;
-const receivers: Receiver[] = [];
-const inlines: InlineAttempts[] = [];
-
-beforeAll(async () => {
-  fx = await createDeliveryFixture({ timeoutMs: 2_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP });
-}, 60_000);
-afterEach(async () => {
-  for (const inline of inlines.splice(0)) await inline.close();
-  await fx.stopWorkers();
-  for (const receiver of receivers.splice(0)) await receiver.close();
-});
-afterAll(async () => {
-  await fx.close();
-});
+const { receivers, inlines } = inlineLifecycle({ timeoutMs: 2_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP }, (made) => (fx = made));
 
 /**
  * A receiver of its own per test (tickets are counted per host and port). `hold()` keeps answers back

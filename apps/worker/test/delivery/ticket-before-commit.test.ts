@@ -10,31 +10,18 @@ import { settleTask } from "@gen/ledger";
 import { createRedis, inlineLeaseKeys, webhookJobId, type HostSlots } from "@gen/queues";
 import { claimAttempt, claimedWithSettlement, enqueueWebhookAttempt, firstClaimRequest, prepareHandOff, type HandOffDeps } from "@gen/webhook-delivery";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
-import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import { createDeliveryHostSlots } from "../../src/delivery/delivery-host-slots.ts";
-import { createInlineAttempts, type InlineAttempts } from "../../src/delivery/inline-attempt.ts";
+import { createInlineAttempts } from "../../src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../../src/delivery/render-body.ts";
-import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+import { hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
+import { inlineLifecycle } from "./helpers/inline-lifecycle.ts";
 
 const CAP = 2;
-let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 let fx: DeliveryFixture;
-const receivers: Receiver[] = [];
-const inlines: InlineAttempts[] = [];
-
-beforeAll(async () => {
-  database = await createScratchDatabase();
-  fx = await createDeliveryFixture({ timeoutMs: 2_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP, databaseUrl: database.url });
-}, 60_000);
-afterEach(async () => {
-  for (const inline of inlines.splice(0)) await inline.close();
-  await fx.stopWorkers();
-  for (const receiver of receivers.splice(0)) await receiver.close();
-});
-afterAll(async () => {
-  await fx.close();
-  await database.drop();
-});
+const { receivers, inlines } = inlineLifecycle(
+  { timeoutMs: 2_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP, scratchDatabase: true },
+  (made) => (fx = made),
+);
 
 async function receiver() {
   const server = await startReceiver({ tls: fx.cert, handler: (_request, response) => void response.writeHead(200).end("ok") });
