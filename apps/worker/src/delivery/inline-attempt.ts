@@ -11,7 +11,7 @@ import {
   type PrepareFirstAttempt,
 } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { routeToLane, takeFreeTicket, type FreedTicketWait, type HeldSlot } from "./host-gate.ts";
+import { routeToLane, takeFreeTicket, type FreedTicketWait, type HeldSlot, type TakenTicket } from "./host-gate.ts";
 import { recordResult, runAttempt, type Run } from "./process-delivery.ts";
 
 /** The hand-off of attempt 1 that runs the attempt in this process when it can (see createInlineAttempts). */
@@ -141,7 +141,7 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
         windowEndsAt,
         (slot) => (ranHere = start(first, slot, registered)),
         taken,
-        // Only a hand-off with nothing held and nothing registered reaches the cap (the prepare step registers only with a ticket).
+        // Only a hand-off with nothing held and nothing registered reaches the cap (the prepare step gives its registration back when no ticket came).
         (join) => wait(first, join),
       );
     } finally {
@@ -158,7 +158,7 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
       // after its answer: both answers come back together, one wake-up of this process instead of
       // two per task (bench/README.md "h-tail"); without a ticket the next beat takes it off again.
       const registered = claimFirst ? register(deps, lease, taskId) : undefined;
-      let taken: Awaited<ReturnType<typeof takeFreeTicket>> = undefined;
+      let taken: TakenTicket | undefined;
       try {
         taken = await takeFreeTicket(deps, taskId, 1, url);
       } finally {
