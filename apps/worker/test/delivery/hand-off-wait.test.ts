@@ -138,6 +138,8 @@ test("a waiter no ticket reaches within its wait parks (a delayed job, a place i
   expect(await jobState(waiter)).toBe("unknown");
   // The wait (half a second) runs out while the host holds every ticket: the attempt parks as before.
   await fx.waitFor(async () => (await jobState(waiter)) === "delayed", 3_000);
+  // The park adds the job, then joins the list (a promote must find the job): one step apart.
+  await fx.waitFor(async () => (await waitingOf(hooks.url)).length > 0);
   expect(await waitingOf(hooks.url)).toEqual([`main|${webhookJobId(waiter, 1)}`]);
   // Parked, it has its job and is off the lease.
   await fx.waitFor(async () => (await leaseHolders(waiter)).length === 0);
