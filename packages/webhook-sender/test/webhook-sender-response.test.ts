@@ -76,17 +76,36 @@ describe("the response body", () => {
   });
 });
 
+/** Never answers a request for `path`; answers every other one with `answer`. */
+function hangingOn(path: string, answer: Handler): Handler {
+  return (request, response, body) => {
+    if (request.url !== path) answer(request, response, body);
+  };
+}
+
+describe("open requests", () => {
+  it("are forgotten once their body has run out, so a long-lived sender keeps none of its finished attempts", async () => {
+    const receiver = track.receiver(
+      await startReceiver({ tls: cert, handler: hangingOn("/hang", answerWith(200, { "content-type": "application/json" }, '{"received":true}')) }),
+    );
+    const { sender: webhookSender } = sender();
+    for (let i = 0; i < 20; i += 1)
+      await expect(webhookSender.send(`https://${HOST}:${receiver.port}/`, `{"n":${i}}`)).resolves.toEqual({ ok: true, status: 200 });
+    const hanging = webhookSender.send(`https://${HOST}:${receiver.port}/hang`, "{}");
+    while (receiver.requests.length < 21) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Each body runs out just after its status settled the send.
+    for (let waited = 0; webhookSender.openRequests() > 1 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+
+    expect(webhookSender.openRequests()).toBe(1);
+    webhookSender.close();
+    await expect(hanging).resolves.toMatchObject({ ok: false, lastError: "request_failed" });
+    expect(webhookSender.openRequests()).toBe(0);
+  });
+});
+
 describe("close()", () => {
   it("closes pooled connections and in-flight attempts; later sends fail without connecting", async () => {
-    const receiver = track.receiver(
-      await startReceiver({
-        tls: cert,
-        handler: (request, response, body) => {
-          if (request.url === "/hang") return;
-          answerWith(200)(request, response, body);
-        },
-      }),
-    );
+    const receiver = track.receiver(await startReceiver({ tls: cert, handler: hangingOn("/hang", answerWith(200)) }));
     const { sender: webhookSender } = sender();
     await expect(webhookSender.send(`https://${HOST}:${receiver.port}/`, "{}")).resolves.toEqual({ ok: true, status: 200 });
     const hanging = webhookSender.send(`https://${HOST}:${receiver.port}/hang`, "{}");
