@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { startFaultStack, type FaultStack } from "../faults/support/fault-stack.ts";
+import { until } from "../faults/support/load.ts";
 import { closedPort } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
 
@@ -70,21 +71,26 @@ test("two processes behind one port serve submissions and polls; metrics merged;
   );
   expect(served).toBe(2 * REQUESTS);
 
-  // A child killed outright is replaced, and the port keeps answering.
+  // A child killed outright is replaced, and the port keeps answering. Its request lines are written on a
+  // timer (@gen/logger batched-stdout.ts: a SIGKILL loses what is still gathered), which a busy machine
+  // delays: the kill waits until every request so far has been seen.
+  const apiRequests = () => logLines.filter((line) => line.message === "request" && String(line.path).startsWith("/api/v1/"));
+  await until(async () => apiRequests().length >= 2 * REQUESTS, 20_000, "every request's log line");
   const servedBy = new Set(logLines.filter((line) => line.message === "request").map((line) => line.pid as number));
   const [victim] = [...servedBy];
   process.kill(victim!, "SIGKILL");
   const replaced = () => logLines.some((line) => line.message === "gateway listening" && line.pid !== undefined && !servedBy.has(line.pid as number));
-  for (let i = 0; i < 300 && !replaced(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  expect(replaced()).toBe(true);
+  await until(async () => replaced(), 30_000, "a replacement child listening");
   const after = await Promise.all(submitted.map((r) => call("GET", `${stack.baseUrl}/api/v1/tasks/${r.body.id}`, auth)));
   expect(after.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
 
-  const exited = new Promise<number | null>((resolve) => stack.gateway.child.once("exit", (code) => resolve(code)));
+  // `close`, not `exit`: the children write to the same pipe, and what is still in it when the primary
+  // exits is read after that. `close` comes once every writer has exited and the pipe is read to its end.
+  const exited = new Promise<number | null>((resolve) => stack.gateway.child.once("close", (code) => resolve(code)));
   stack.gateway.child.kill("SIGTERM");
   expect(await exited).toBe(0);
 
-  const requests = logLines.filter((line) => line.message === "request" && String(line.path).startsWith("/api/v1/"));
+  const requests = apiRequests();
   expect(requests).toHaveLength(3 * REQUESTS);
   const pids = new Set(requests.slice(0, 2 * REQUESTS).map((line) => line.pid));
   expect(pids.size).toBe(2);

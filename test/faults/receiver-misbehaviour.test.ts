@@ -254,9 +254,10 @@ test("hostile receivers get the contract's last_error and never slow the good on
   // The sender lets a small body run out for at most a second (discard-body.ts), then hangs up.
   expect(trickleBodyOpenMs).toHaveLength(4);
   expect(Math.max(...trickleBodyOpenMs)).toBeLessThan(TIMEOUT_MS);
-  // The test process hosts worker, receivers and Prisma, so RSS is loose; Buffers would hold a read body.
+  // Buffers would hold a read body. RSS is printed, not bounded: this process hosts the worker, the
+  // receivers, Prisma and jest, and grew by 237 MB in a run whose receivers wrote 1.2 MB in all (its
+  // heap, not a body). The bound on bytes written above already caps whatever could have been read.
   expect(peak.arrayBuffers).toBeLessThan(HUGE_BYTES / 4);
-  expect(peak.rss).toBeLessThan(2 * HUGE_BYTES);
   // Head of line: every good receiver was served before the first hanging one even timed out.
   expect(goodLag.at(-1)!).toBeLessThan(firstHangTimeout);
 }, 90_000);

@@ -9,48 +9,62 @@ import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-re
 
 const RETRY_MS = 1_000;
 const GRACE_MS = 300;
+// No attempt here waits on its receiver; the time-out is long so that a POST slowed by a busy machine is not
+// retried (which would send a second POST), and short enough that the seeded open attempts below are lost.
+const TIMEOUT_MS = 3_000;
 let database: Awaited<ReturnType<typeof createScratchDatabase>>;
 let fx: DeliveryFixture;
 let ok: WebhookReceiver;
 
 beforeAll(async () => {
   database = await createScratchDatabase();
-  fx = await createDeliveryFixture({ timeoutMs: 300, retryDelayMs: RETRY_MS, finalAttemptMs: 30_000, databaseUrl: database.url });
+  fx = await createDeliveryFixture({ timeoutMs: TIMEOUT_MS, retryDelayMs: RETRY_MS, finalAttemptMs: 30_000, databaseUrl: database.url });
   ok = await startWebhookReceiver(fx.cert);
 }, 60_000);
-afterEach(() => fx.stopWorkers());
+// The reconciler scans the whole database: what one test leaves behind (an attempt left open on purpose, a
+// delivery waiting for its retry) would turn stranded or lost during a later test, after a slow run, and
+// change that test's counts. Every test starts from an empty database and queue.
+afterEach(async () => {
+  await fx.stopWorkers();
+  await fx.queue.obliterate({ force: true });
+  await fx.db.$sql.query("TRUNCATE webhook_attempts, webhook_deliveries, tasks CASCADE");
+});
 afterAll(async () => {
   await fx.close();
   await ok.close();
   await database.drop();
 });
 
-const reconcile = () => reconcileDeliveries({ config: fx.config, db: fx.db, webhookQueue: fx.queue, logger: fx.logger }, { graceMs: GRACE_MS });
+// `at` pins the reconciler's clock where a test asserts what is not yet due (or not yet lost) at a given moment:
+// with the real clock, a stall between seeding and reconciling longer than the grace period would make it due.
+const reconcile = (at?: Date) =>
+  reconcileDeliveries({ config: fx.config, db: fx.db, webhookQueue: fx.queue, logger: fx.logger, ...(at ? { now: () => at } : {}) }, { graceMs: GRACE_MS });
 const jobState = (taskId: string, attempt: number) => fx.queue.getJobState(webhookJobId(taskId, attempt));
-const ago = (ms: number) => new Date(Date.now() - ms);
+const ago = (ms: number, from = new Date()) => new Date(from.getTime() - ms);
 const postsFor = (receiver: WebhookReceiver, taskId: string) => receiver.requests.filter((request) => request.body.toString("utf8").includes(taskId)).length;
 
 async function lostRedis() {
   await fx.queue.obliterate({ force: true });
 }
 
-async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: number; startedAgoMs: number }) {
-  const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(options.finishedAgoMs) });
+async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: number; startedAgoMs: number; from?: Date }) {
+  const from = options.from ?? new Date();
+  const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(options.finishedAgoMs, from) });
   for (let no = 1; no < attemptNo; no++) {
     await fx.db.webhookAttempt.create({
       data: {
         id: newDeliveryId(),
         taskId,
         attemptNo: no,
-        startedAt: ago(options.startedAgoMs + 2_000),
-        finishedAt: ago(options.startedAgoMs + 1_900),
+        startedAt: ago(options.startedAgoMs + 2_000, from),
+        finishedAt: ago(options.startedAgoMs + 1_900, from),
         outcome: "http_500",
         responseStatus: 500,
         durationMs: 100,
       },
     });
   }
-  const attempt = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs) } });
+  const attempt = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs, from) } });
   await fx.db.webhookDelivery.update({
     where: { taskId },
     data: {
@@ -66,19 +80,20 @@ async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: n
 }
 
 test("(a) a terminal task whose hand-off never happened gets attempt 1; fresh, unfinished and queued ones are left alone", async () => {
-  const stranded = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
-  const fresh = await fx.createTask({ url: hookUrl(ok.port) });
+  const now = new Date();
+  const stranded = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, now) });
+  const fresh = await fx.createTask({ url: hookUrl(ok.port), finishedAt: now });
   const running = await fx.createTask({ url: hookUrl(ok.port) });
   await fx.db.task.update({ where: { id: running }, data: { status: "in_progress", finishedAt: null } });
-  const queued = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+  const queued = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, now) });
   await fx.handOff(queued);
 
-  expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+  expect(await reconcile(now)).toEqual({ enqueued: 1, lost: 0 });
   expect(await jobState(stranded, 1)).toBe("waiting");
   expect(await jobState(fresh, 1)).toBe("unknown");
   expect(await jobState(running, 1)).toBe("unknown");
   // A second pass (or another worker's) finds a live job everywhere.
-  expect(await reconcile()).toEqual({ enqueued: 0, lost: 0 });
+  expect(await reconcile(now)).toEqual({ enqueued: 0, lost: 0 });
 
   fx.startWorker();
   await fx.waitFor(async () => (await fx.delivery(stranded)).status === "delivered" && (await fx.delivery(queued)).status === "delivered");
@@ -122,7 +137,9 @@ test("(a)+(b) after Redis lost every job, pending and waiting deliveries are enq
     });
     await fx.stopWorkers();
     expect(await jobState(between, 2)).toBe("delayed");
-    const handedOff = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000) });
+    // Attempt 2 is due a retry delay after attempt 1 ended: the reconciler looks at the moment it ended.
+    const beforeDue = first!.finishedAt!;
+    const handedOff = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, beforeDue) });
     await fx.handOff(handedOff);
 
     await lostRedis();
@@ -130,7 +147,7 @@ test("(a)+(b) after Redis lost every job, pending and waiting deliveries are enq
     expect(await jobState(handedOff, 1)).toBe("unknown");
 
     // Attempt 2 is not due yet: only the pending delivery is enqueued.
-    expect(await reconcile()).toEqual({ enqueued: 1, lost: 0 });
+    expect(await reconcile(beforeDue)).toEqual({ enqueued: 1, lost: 0 });
     expect(await jobState(handedOff, 1)).toBe("waiting");
     expect(await jobState(between, 2)).toBe("unknown");
 
@@ -151,15 +168,16 @@ test("(a)+(b) after Redis lost every job, pending and waiting deliveries are enq
 });
 
 test("(c) an attempt that never finished and has no job is attempt_lost, and attempt 2 follows the schedule", async () => {
-  const orphan = await seedOpenAttempt(1, { finishedAgoMs: 10_000, startedAgoMs: 9_000 });
+  const now = new Date();
+  const orphan = await seedOpenAttempt(1, { finishedAgoMs: 10_000, startedAgoMs: 9_000, from: now });
   // This one's job is still queued: the handler, not the reconciler, deals with it.
-  const queued = await seedOpenAttempt(1, { finishedAgoMs: 10_000, startedAgoMs: 9_000 });
+  const queued = await seedOpenAttempt(1, { finishedAgoMs: 10_000, startedAgoMs: 9_000, from: now });
   await enqueueWebhookAttempt(fx.queue, queued.taskId, 1, 0);
   // Too recent to be lost: it may still be running.
-  const recent = await seedOpenAttempt(1, { finishedAgoMs: 1_000, startedAgoMs: 500 });
+  const recent = await seedOpenAttempt(1, { finishedAgoMs: 1_000, startedAgoMs: 500, from: now });
 
-  const before = Date.now();
-  expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
+  const before = now.getTime();
+  expect(await reconcile(now)).toEqual({ enqueued: 0, lost: 1 });
   const [lost] = await fx.attempts(orphan.taskId);
   expect(lost).toMatchObject({ id: orphan.attempt.id, outcome: "attempt_lost", responseStatus: null });
   expect(lost!.durationMs).toBe(lost!.finishedAt!.getTime() - orphan.attempt.startedAt.getTime());
