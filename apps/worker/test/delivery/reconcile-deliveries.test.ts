@@ -26,7 +26,7 @@ beforeAll(async () => {
 // change that test's counts. Every test starts from an empty database and queue.
 afterEach(async () => {
   await fx.stopWorkers();
-  await fx.queue.obliterate({ force: true });
+  await lostRedis();
   await fx.db.$sql.query("TRUNCATE webhook_attempts, webhook_deliveries, tasks CASCADE");
 });
 afterAll(async () => {

@@ -110,9 +110,8 @@ test("a delivered webhook sent again: new attempts in the log, while the API's w
   // While the resend is waiting or running the row is in_progress; the API still says delivered (the
   // worker runs beside, so attempt 2 may have finished by this read: delivered again, with 2 attempts).
   const during = await fx.webhookObject(taskId);
-  expect(during.attempts === 2 ? { ...during, attempts: 1, last_attempt_at: delivered.last_attempt_at, delivered_at: delivered.delivered_at } : during).toEqual(
-    delivered,
-  );
+  const secondDelivered = { ...delivered, attempts: 2, last_attempt_at: expect.any(String), delivered_at: expect.any(String) };
+  expect(during).toEqual(during.attempts === 1 ? delivered : secondDelivered);
   const [, second] = await finishedAttempts(taskId, 2);
   expect(second).toMatchObject({ attemptNo: 2, outcome: "delivered", requestedBy: "alice" });
   expect(await fx.webhookObject(taskId)).toEqual(delivered);
