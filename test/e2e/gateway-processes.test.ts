@@ -3,34 +3,19 @@
 // primary's metrics port serves their merged counters, a SIGKILLed child is replaced, and SIGTERM
 // drains both and exits 0. A start-up failure is one line and exit 1, as with one process.
 import { spawn } from "node:child_process";
-import { request as httpRequest } from "node:http";
 import { startFaultStack, type FaultStack } from "../faults/support/fault-stack.ts";
 import { until } from "../faults/support/load.ts";
 import { closedPort } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
+import { callOnOwnConnection, collectLogLines } from "./gateway-children.ts";
 
 const REQUESTS = 16;
 let database: ScratchDatabase;
 let stack: FaultStack;
 let metricsPort: number;
-const logLines: Record<string, unknown>[] = [];
+let logLines: Record<string, unknown>[] = [];
 
-/** One request on a connection of its own, so the cluster spreads them over its children. */
-function call(method: string, url: string, auth: string, body?: unknown): Promise<{ status: number; body: Record<string, any> }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest(
-      url,
-      { method, agent: false, headers: { authorization: auth, ...(payload ? { "content-type": "application/json" } : {}) } },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : {} }));
-      },
-    );
-    req.once("error", reject).end(payload);
-  });
-}
+const call = callOnOwnConnection;
 
 beforeAll(async () => {
   database = await createScratchDatabase();
@@ -40,12 +25,7 @@ beforeAll(async () => {
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
     env: { GATEWAY_PROCESSES: "2", LOG_LEVEL: "info", GATEWAY_METRICS_PORT: String(metricsPort) },
   });
-  let rest = "";
-  stack.gateway.child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    const lines = (rest + chunk).split("\n");
-    rest = lines.pop()!;
-    for (const line of lines) if (line.startsWith("{")) logLines.push(JSON.parse(line));
-  });
+  logLines = collectLogLines(stack.gateway.child);
 }, 90_000);
 
 afterAll(async () => {

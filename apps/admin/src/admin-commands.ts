@@ -1,8 +1,6 @@
 import { ensureUser, inTransaction, insertApiKey, listApiKeys, revokeApiKey, type Database } from "@gen/db";
 import { checkLedger, grantCredits } from "@gen/ledger";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
-import type { RedisClient } from "@gen/queues";
-import { KEY_CACHE_TTL_MS, markKeyRevoked } from "@gen/rate-limit";
 import { UsageError } from "./parse-args.ts";
 
 const USER_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -33,26 +31,15 @@ const KEY_ID = /^key_[0-9a-f]{24}$/;
 export type KeyToRevoke = { apiKey: string } | { keyId: string };
 
 /**
- * Revokes by the key itself (its hash) or by its id (`list-keys` shows ids); revoking twice is fine
- * and writes the marker again. PostgreSQL first (the truth: every gateway without the key in its
- * cache refuses it from then on), then the Redis marker every gateway's limiter call reads for a
- * cached key. Without the marker a gateway may accept the key until its cache entry expires
- * (KEY_CACHE_TTL_MS), so that failure is an error that says so, and the command can be run again.
+ * Revokes by the key itself (its hash) or by its id (`list-keys` shows ids); revoking twice is fine.
+ * One UPDATE: its commit is the revocation everywhere, since the api_keys trigger notifies every
+ * gateway process in the same transaction (docs/operations.md "Caches in the gateway").
  */
-export async function revokeKey(deps: { db: Database; redis: RedisClient; queuePrefix: string }, target: KeyToRevoke) {
+export async function revokeKey(db: Database, target: KeyToRevoke) {
   if ("keyId" in target && !KEY_ID.test(target.keyId)) throw new UsageError("--key-id must look like key_<24 hex characters>");
   if ("apiKey" in target && !target.apiKey) throw new UsageError("no API key on stdin");
-  const key = await revokeApiKey(deps.db, "keyId" in target ? { id: target.keyId } : { keyHash: hashApiKey(target.apiKey) });
-  if (!key) throw new UsageError("no such API key");
-  try {
-    await markKeyRevoked(deps.redis, deps.queuePrefix, key.keyHash);
-  } catch (error) {
-    throw new Error(
-      `the key is revoked in the database, but Redis did not take the revocation marker (${error instanceof Error ? error.message : String(error)}): ` +
-        `gateways that have the key cached may accept it for up to ${KEY_CACHE_TTL_MS / 1000} s; run revoke-key again once Redis answers`,
-      { cause: error },
-    );
-  }
+  const found = await revokeApiKey(db, "keyId" in target ? { id: target.keyId } : { keyHash: hashApiKey(target.apiKey) });
+  if (!found) throw new UsageError("no such API key");
   return { revoked: true };
 }
 

@@ -1,6 +1,5 @@
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
-import { createRedis } from "@gen/queues";
 import { addCredits, createKey, credits, ledgerCheck, listKeys, revokeKey, type KeyToRevoke } from "./admin-commands.ts";
 import { createOperator, disableOperator, readPassword, resetOperatorPassword } from "./operator-commands.ts";
 import { UsageError, parseArgs, type ParsedArgs } from "./parse-args.ts";
@@ -29,18 +28,9 @@ async function main(): Promise<void> {
       case "create-key":
         result = await createKey(db, credits(args.flags.credits, true), args.flags.user);
         break;
-      case "revoke-key": {
-        const target = await keyToRevoke(args);
-        // Commands wait for the connection (bounded by the marker's own deadline) instead of
-        // failing before it is up, as a gateway's request connection would.
-        const redis = createRedis(config.redis, "blocking");
-        try {
-          result = await revokeKey({ db, redis, queuePrefix: config.queuePrefix }, target);
-        } finally {
-          redis.disconnect();
-        }
+      case "revoke-key":
+        result = await revokeKey(db, await keyToRevoke(args));
         break;
-      }
       case "list-keys":
         result = await listKeys(db, args.flags.user);
         break;

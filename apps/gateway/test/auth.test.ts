@@ -40,7 +40,7 @@ describe("API key authentication", () => {
     const victim = await createUser(gw.deps.db, 500);
     const ok = await request(gw.app).post("/api/v1/images/generations").set("Authorization", victim.auth).send(body);
     expect(ok.status).toBe(202);
-    await revokeKeys(gw.deps, victim);
+    await revokeKeys(victim, gw);
     const before = await snapshot(gw.deps.db, victim.userId);
     expectError(await request(gw.app).post("/api/v1/images/generations").set("Authorization", victim.auth).send(body), 401, 10004);
     expectError(await request(gw.app).get(`/api/v1/tasks/${ok.body.id}`).set("Authorization", victim.auth), 401, 10004);

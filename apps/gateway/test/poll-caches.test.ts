@@ -1,12 +1,12 @@
 import request from "supertest";
 import { createDatabase } from "@gen/db";
-import { newApiKey } from "@gen/ids";
+import { hashApiKey, newApiKey } from "@gen/ids";
 import { KeyCache } from "../src/services/key-cache.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, revokeKeys, type TestGateway } from "./support/test-gateway.ts";
 
-// The poll path's two caches (docs/operations.md "Caches in the gateway"): API key → user, with
-// revocation read by the limiter's Redis call, and finished tasks' answers that can never change.
+// The poll path's two caches (docs/operations.md "Caches in the gateway"): API key → user, kept
+// honest by each process's revocation listener, and finished tasks' answers that can never change.
 let gw: TestGateway;
 let other: TestGateway;
 const statements: string[] = [];
@@ -20,6 +20,13 @@ afterAll(async () => {
   await other.close();
   await gw.close();
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 10_000) throw new Error("condition not met within 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 const body = { model: "sim-image-1", prompt: "cache me", webhook_url: "https://example.com/h" };
 
@@ -43,7 +50,7 @@ test("a cached key makes no key read; revocation shows on the next request on ev
   const polled = await sqlOf(() => request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth));
   expect(polled.some((sql) => /api_keys/i.test(sql))).toBe(false);
 
-  await revokeKeys(gw.deps, user);
+  await revokeKeys(user, gw, other);
   for (const app of [gw.app, other.app]) {
     expectError(await request(app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth), 401, 10004);
     expectError(await request(app).post("/api/v1/images/generations").set("Authorization", user.auth).send(body), 401, 10004);
@@ -51,25 +58,51 @@ test("a cached key makes no key read; revocation shows on the next request on ev
   }
 });
 
-test("a key revoked without its marker (Redis away from the CLI) is refused once the entry expires or the connection drops", async () => {
-  const user = await createUser(gw.deps.db);
-  const taskId = await submitted(user.auth);
-  expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).status).toBe(200);
-  // The database write only, as when the marker never reached Redis: a warm entry is trusted until
-  // it expires (KeyCache unit test below) or this process loses its Redis connection.
-  await gw.deps.db.apiKey.updateMany({ where: { userId: user.userId }, data: { revokedAt: new Date() } });
-  gw.deps.redis.emit("close");
-  expectError(await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth), 401, 10004);
+test("a key revoked or deleted by hand in SQL, outside the admin CLI, is refused on every gateway: the api_keys trigger tells them", async () => {
+  const revoked = await createUser(gw.deps.db);
+  const deleted = await createUser(gw.deps.db);
+  for (const user of [revoked, deleted]) {
+    for (const app of [gw.app, other.app]) expect((await request(app).get("/api/v1/account").set("Authorization", user.auth)).status).toBe(200);
+  }
+  expect(await sqlOf(() => request(gw.app).get("/api/v1/account").set("Authorization", revoked.auth))).not.toContainEqual(expect.stringMatching(/api_keys/));
+  await gw.deps.db.$sql.query("UPDATE api_keys SET revoked_at = now() WHERE user_id = $1", [revoked.userId]);
+  await gw.deps.db.$sql.query("DELETE FROM api_keys WHERE user_id = $1", [deleted.userId]);
+  // Each process drops the keys on the notice, which follows the commit by its latency.
+  await until(() => [gw, other].every((g) => [revoked, deleted].every((u) => g.deps.keyCache.get(hashApiKey(u.apiKey)) === undefined)));
+  for (const app of [gw.app, other.app]) {
+    expectError(await request(app).get("/api/v1/account").set("Authorization", revoked.auth), 401, 10004);
+    expectError(await request(app).get("/api/v1/account").set("Authorization", deleted.auth), 401, 10003);
+  }
 });
 
-test("KeyCache entries expire KEY_CACHE_TTL_MS after their read started, and a clear during a read drops it", () => {
+test("KeyCache: answers only between resume and suspend, starts empty at each resume, and a revocation notice drops the key and the reads in flight", () => {
   const keys = new KeyCache();
+  keys.set("h0", "u0", keys.beginRead());
+  expect(keys.get("h0")).toBeUndefined();
+  keys.resume();
+  keys.set("h1", "u1", keys.beginRead());
+  keys.set("h2", "u2", keys.beginRead());
+  expect(keys.get("h1")).toBe("u1");
+  const inFlight = keys.beginRead();
+  keys.revoke("h1");
+  keys.set("h3", "u3", inFlight);
+  expect([keys.get("h1"), keys.get("h2"), keys.get("h3")]).toEqual([undefined, "u2", undefined]);
+  keys.suspend();
+  expect(keys.get("h2")).toBeUndefined();
+  keys.set("h4", "u4", keys.beginRead());
+  keys.resume();
+  expect([keys.get("h2"), keys.get("h4")]).toEqual([undefined, undefined]);
+});
+
+test("KeyCache entries expire 60 s after their read started, and a reconnect during a read drops it", () => {
+  const keys = new KeyCache();
+  keys.resume();
   const read = keys.beginRead(1_000);
   keys.set("h1", "u1", read);
   expect(keys.get("h1", 1_000 + 59_999)).toBe("u1");
   expect(keys.get("h1", 1_000 + 60_000)).toBeUndefined();
   const stale = keys.beginRead();
-  keys.clear();
+  keys.resume();
   keys.set("h2", "u2", stale);
   expect(keys.get("h2")).toBeUndefined();
 });
@@ -79,6 +112,7 @@ test("the key cache stays bounded: unknown keys never enter, and 100k valid ones
   for (let i = 0; i < 50; i++) expectError(await request(gw.app).get("/api/v1/account").set("Authorization", `Bearer ${newApiKey()}`), 401, 10003);
   expect(gw.deps.keyCache.size).toBe(before);
   const keys = new KeyCache();
+  keys.resume();
   for (let i = 0; i < 100_000; i++) keys.set(`hash${i}`, "u", keys.beginRead());
   expect(keys.size).toBe(10_000);
   expect(keys.get("hash99999")).toBe("u");

@@ -12,7 +12,7 @@ export interface KeyOwner {
 
 /**
  * The key with this SHA-256, revoked or not. The gateway reads it on a miss of its key-to-user
- * cache, whose entries the rate limiter's revocation marker keeps honest (apps/gateway key-cache.ts).
+ * cache, whose entries the revocation notices keep honest (key-revocations.ts, apps/gateway key-cache.ts).
  */
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<KeyOwner | undefined> {
   const [key] = await keyStatement(db, "key", keyHash);
@@ -31,23 +31,20 @@ export async function insertApiKey(db: Queryable, key: { id: string; userId: str
 export type KeyRef = { id: string } | { keyHash: string };
 
 /**
- * Revokes the key unless it already is; its hash (for the gateways' revocation marker, which a
- * repeated revoke writes again), or undefined when there is no such key (revoking twice is fine).
+ * Revokes the key unless it already is; false when there is no such key (revoking twice is fine).
+ * The api_keys trigger tells every gateway at the commit (key-revocations.ts).
  */
-export async function revokeApiKey(db: Queryable, ref: KeyRef): Promise<{ keyHash: string } | undefined> {
+export async function revokeApiKey(db: Queryable, ref: KeyRef): Promise<boolean> {
+  const column = "id" in ref ? "id" : "key_hash";
+  const value = "id" in ref ? ref.id : ref.keyHash;
   const revoked = await db.$kysely
     .updateTable("api_keys")
     .set({ revoked_at: new Date() })
-    .where("id" in ref ? "id" : "key_hash", "=", "id" in ref ? ref.id : ref.keyHash)
+    .where(column, "=", value)
     .where("revoked_at", "is", null)
-    .returning("key_hash as keyHash")
     .executeTakeFirst();
-  if (revoked) return revoked;
-  return db.$kysely
-    .selectFrom("api_keys")
-    .select("key_hash as keyHash")
-    .where("id" in ref ? "id" : "key_hash", "=", "id" in ref ? ref.id : ref.keyHash)
-    .executeTakeFirst();
+  if (revoked.numUpdatedRows > 0n) return true;
+  return (await db.$kysely.selectFrom("api_keys").select("id").where(column, "=", value).executeTakeFirst()) !== undefined;
 }
 
 /** A user's keys, oldest first, by id (the key itself is never stored). */

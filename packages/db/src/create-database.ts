@@ -110,7 +110,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
 }
 
 /** Prisma's own URL parameter for a transaction-mode pooler, which also switches its prepared statements off. */
-function behindPgbouncer(url: string): boolean {
+export function behindPgbouncer(url: string): boolean {
   try {
     return new URL(url).searchParams.get("pgbouncer") === "true";
   } catch {

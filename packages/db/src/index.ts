@@ -33,6 +33,7 @@ export {
   type UserLedger,
 } from "./users-and-ledger.ts";
 export { findKeyByHash, insertApiKey, revokeApiKey, listApiKeys, type KeyOwner, type KeyRef } from "./api-keys.ts";
+export { listenForKeyRevocations, type KeyRevocationListener } from "./key-revocations.ts";
 export { findOperatorByEmail, findOperatorById, insertOperator, updateOperatorPassword, disableOperator, type Operator } from "./operators.ts";
 export { IDEMPOTENCY_WINDOW_MS, purgeExpiredIdempotencyKeys, findIdempotencyKey, deleteIdempotencyKey, type IdempotencyKey } from "./idempotency-keys.ts";
 export {

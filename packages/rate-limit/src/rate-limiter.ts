@@ -2,12 +2,9 @@ import type { RedisClient as Redis } from "@gen/queues";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
 import { gatherPerTurn, withDeadline } from "@gen/queues";
-import { revokedKeyMarker } from "./revoked-key-marker.ts";
 
 export interface RateDecision {
   allowed: boolean;
-  /** The API key named in the call carries a revocation marker (revoked-key-marker.ts): nothing was taken. */
-  revoked?: boolean;
   limit: number;
   remaining: number;
   /** Seconds until the bucket is full again (RateLimit-Reset). */
@@ -18,7 +15,7 @@ export interface RateDecision {
 
 // GCRA (a token bucket without a refill job): one key per user and class holding the "theoretical
 // arrival time". One EVALSHA per request, clocked by Redis TIME so every gateway instance agrees.
-// The step is written once and shared by the three scripts below.
+// The step is written once and shared by the two scripts below.
 const GCRA_STEP = `
 local function gcra(key, now, interval, burst)
   local tat = tonumber(redis.call('GET', key) or now)
@@ -38,23 +35,14 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000)
 const GCRA = `${GCRA_STEP}
 return gcra(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]))`;
 
-// The same with the key's revocation marker read first, so a gateway that answers from its
-// key-to-user cache still sees a revocation on the next request at no extra round trip.
-const GCRA_UNLESS_REVOKED = `
-if redis.call('EXISTS', KEYS[2]) == 1 then return {-1, 0, 0, 0} end
-${GCRA}`;
-
-// Every take gathered in one event-loop turn (see `gather`): KEYS are pairs (bucket, revocation
-// marker), ARGV triples (interval, burst, whether to read the marker); the answer is the four
-// numbers of each take in turn. One clock read serves them all, and takes of the same bucket run in
-// arrival order, each seeing the one before, as separate calls would.
+// Every take gathered in one event-loop turn (see `gather`): KEYS are the buckets, ARGV pairs
+// (interval, burst); the answer is the four numbers of each take in turn. One clock read serves
+// them all, and takes of the same bucket run in arrival order, each seeing the one before, as
+// separate calls would.
 const GCRA_GATHERED = `${GCRA_STEP}
 local out = {}
-for i = 1, #KEYS / 2 do
-  local answer = {-1, 0, 0, 0}
-  if ARGV[3 * i] ~= '1' or redis.call('EXISTS', KEYS[2 * i]) == 0 then
-    answer = gcra(KEYS[2 * i - 1], now, tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]))
-  end
+for i = 1, #KEYS do
+  local answer = gcra(KEYS[i], now, tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i]))
   for j = 1, 4 do out[#out + 1] = answer[j] end
 end
 return out
@@ -63,13 +51,11 @@ return out
 type Reply = [number, number, number, number];
 type GcraRedis = Redis & {
   gcra(key: string, intervalMs: number, burst: number): Promise<Reply>;
-  gcraUnlessRevoked(key: string, marker: string, intervalMs: number, burst: number): Promise<Reply>;
   gcraGathered(keyCount: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
 
 interface PendingTake {
   key: string;
-  marker: string | undefined;
   intervalMs: number;
   burst: number;
   answer(reply: Reply): void;
@@ -110,7 +96,6 @@ export class RateLimiter {
     options: RateLimiterOptions = {},
   ) {
     if (!("gcra" in redis)) redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
-    if (!("gcraUnlessRevoked" in redis)) redis.defineCommand("gcraUnlessRevoked", { numberOfKeys: 2, lua: GCRA_UNLESS_REVOKED });
     if (!("gcraGathered" in redis)) redis.defineCommand("gcraGathered", { lua: GCRA_GATHERED });
     this.redis = redis as GcraRedis;
     this.gather = options.gather ?? false;
@@ -121,21 +106,17 @@ export class RateLimiter {
     return this.redis.status === "ready" && Date.now() >= this.skipRedisUntil;
   }
 
-  /**
-   * Throws RedisUnavailable (at once while Redis is known to be away). With `keyHash`, the same
-   * call first reads that API key's revocation marker and answers `revoked` without taking.
-   */
-  async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision> {
+  /** Throws RedisUnavailable (at once while Redis is known to be away). */
+  async take(kind: "poll" | "submit" | "sign-in" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision> {
     if (!this.sharedAvailable) throw new RedisUnavailable();
     const key = `${this.prefix}:rl:${kind}:${subject}`;
-    const marker = keyHash === undefined ? undefined : revokedKeyMarker(this.prefix, keyHash);
     const intervalMs = 1000 / rate.perSec;
     let reply: Reply;
     try {
       // A gathered call has one deadline for all its takes.
       reply = this.gather
-        ? await new Promise<Reply>((answer, fail) => this.enqueue(0, { key, marker, intervalMs, burst: rate.burst, answer, fail }))
-        : await withDeadline(this.callOne(key, marker, intervalMs, rate.burst), DECISION_TIMEOUT_MS, "rate limiter");
+        ? await new Promise<Reply>((answer, fail) => this.enqueue(0, { key, intervalMs, burst: rate.burst, answer, fail }))
+        : await withDeadline(this.redis.gcra(key, intervalMs, rate.burst), DECISION_TIMEOUT_MS, "rate limiter");
     } catch (error) {
       this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
       throw new RedisUnavailable({ cause: error });
@@ -144,11 +125,11 @@ export class RateLimiter {
   }
 
   /** Like take, but bounded by this process's own counters while Redis is away. */
-  async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig, keyHash?: string): Promise<RateDecision & { local: boolean }> {
+  async takeOrLocal(kind: "poll" | "bad-key", subject: string, rate: RateConfig): Promise<RateDecision & { local: boolean }> {
     // Both takes answer an object of their own: marking it costs no copy.
     let decision: RateDecision & { local?: boolean };
     try {
-      decision = await this.take(kind, subject, rate, keyHash);
+      decision = await this.take(kind, subject, rate);
       decision.local = false;
     } catch (error) {
       if (!(error instanceof RedisUnavailable)) throw error;
@@ -156,10 +137,6 @@ export class RateLimiter {
       decision.local = true;
     }
     return decision as RateDecision & { local: boolean };
-  }
-
-  private callOne(key: string, marker: string | undefined, intervalMs: number, burst: number): Promise<Reply> {
-    return marker === undefined ? this.redis.gcra(key, intervalMs, burst) : this.redis.gcraUnlessRevoked(key, marker, intervalMs, burst);
   }
 
   private flush(takes: PendingTake[]): void {
@@ -176,14 +153,13 @@ export class RateLimiter {
   private async callGathered(takes: PendingTake[]): Promise<Reply[]> {
     if (takes.length === 1) {
       const take = takes[0]!;
-      return [await this.callOne(take.key, take.marker, take.intervalMs, take.burst)];
+      return [await this.redis.gcra(take.key, take.intervalMs, take.burst)];
     }
     const keys: string[] = [];
     const args: (string | number)[] = [];
     for (const take of takes) {
-      // A take without a marker still names a key in the slot (never read) to keep KEYS in pairs.
-      keys.push(take.key, take.marker ?? take.key);
-      args.push(take.intervalMs, take.burst, take.marker === undefined ? 0 : 1);
+      keys.push(take.key);
+      args.push(take.intervalMs, take.burst);
     }
     const flat = await this.redis.gcraGathered(keys.length, ...keys, ...args);
     const replies: Reply[] = [];
@@ -193,7 +169,6 @@ export class RateLimiter {
 }
 
 function decide([allowed, remaining, retryMs, resetMs]: Reply, rate: RateConfig): RateDecision {
-  if (allowed === -1) return { allowed: false, revoked: true, limit: rate.burst, remaining: 0, resetSeconds: 0, retryAfterSeconds: 0 };
   return {
     allowed: allowed === 1,
     limit: rate.burst,

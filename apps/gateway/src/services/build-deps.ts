@@ -9,6 +9,7 @@ import { BadKeyThrottle } from "./bad-key-throttle.ts";
 import { FinishedTaskCache } from "./finished-task-cache.ts";
 import { KeyCache } from "./key-cache.ts";
 import { RateLimiter } from "@gen/rate-limit";
+import { watchKeyRevocations } from "./watch-key-revocations.ts";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const redis = createRedis(config.redis, "request");
@@ -23,9 +24,6 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const limiterRedis = createRedis(config.redis, "limiter");
   const rateLimiter = new RateLimiter(limiterRedis, config.queuePrefix, { gather: true });
   const keyCache = new KeyCache();
-  // Revocation markers may not have survived whatever took a connection away (a restart without
-  // persistence, a failover to a replica that lagged): keys are read from PostgreSQL again.
-  for (const connection of [redis, limiterRedis]) connection.on("close", () => keyCache.clear());
   return {
     config,
     logger,
@@ -40,6 +38,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     rateLimiter,
     badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
     keyCache,
+    keyRevocations: watchKeyRevocations(config.databaseUrl, keyCache, logger),
     finishedTasks: new FinishedTaskCache(),
     metrics: createMetrics({ queues: [generationQueue, webhookQueue, webhookSlowQueue] }),
   };
@@ -52,5 +51,5 @@ export async function closeDeps(deps: GatewayDeps): Promise<void> {
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   deps.limiterRedis.disconnect();
-  await deps.db.$disconnect();
+  await Promise.all([deps.keyRevocations.close(), deps.db.$disconnect()]);
 }

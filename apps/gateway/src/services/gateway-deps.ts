@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import type { RedisClient as Redis } from "@gen/queues";
 import type { Catalog } from "@gen/catalog";
 import type { Config } from "@gen/config";
-import type { Database } from "@gen/db";
+import type { Database, KeyRevocationListener } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { GenerationJobData, MaintenanceJobData, WebhookJobData } from "@gen/queues";
@@ -28,8 +28,10 @@ export interface GatewayDeps {
   logger: Logger;
   rateLimiter: RateLimiter;
   badKeyThrottle: BadKeyThrottle;
-  /** API key → user in this process; revocation is checked by the limiter's Redis call (key-cache.ts). */
+  /** API key → user in this process, on while `keyRevocations` listens (key-cache.ts). */
   keyCache: KeyCache;
+  /** This process's LISTEN connection for revoked keys (watch-key-revocations.ts). */
+  keyRevocations: KeyRevocationListener;
   /** Poll answers that can never change again (finished-task-cache.ts). */
   finishedTasks: FinishedTaskCache;
   metrics: Metrics;

@@ -5,7 +5,6 @@ import { createDatabase, ensureUser, inTransaction, insertApiKey, revokeApiKey, 
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
 import { checkLedger, grantCredits } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
-import { markKeyRevoked } from "@gen/rate-limit";
 import { createApp } from "../../src/create-app.ts";
 import { buildDeps, closeDeps } from "../../src/services/build-deps.ts";
 import type { GatewayDeps } from "../../src/services/gateway-deps.ts";
@@ -44,6 +43,8 @@ export async function createTestGateway(
       redis.status === "ready" ? undefined : Promise.race([new Promise((resolve) => redis.once("ready", resolve)), delay(1000)]),
     ),
   );
+  // Its key cache is off until its revocation listener is connected (tests that count key reads need it on).
+  for (let waited = 0; !deps.keyRevocations.listening && waited < 5000; waited += 20) await delay(20);
   return {
     app: createApp(deps),
     deps,
@@ -75,10 +76,19 @@ export async function createUser(db: Database, credits = 1000): Promise<TestUser
   return { userId, apiKey, auth: `Bearer ${apiKey}` };
 }
 
-/** Revokes a user's keys as `pnpm admin revoke-key` does: PostgreSQL, then the Redis marker every gateway's limiter reads. */
-export async function revokeKeys(deps: Pick<GatewayDeps, "db" | "redis" | "config">, user: TestUser): Promise<void> {
-  await revokeApiKey(deps.db, { keyHash: hashApiKey(user.apiKey) });
-  await markKeyRevoked(deps.redis, deps.config.queuePrefix, hashApiKey(user.apiKey));
+/**
+ * Revokes a user's key as `pnpm admin revoke-key` does (one UPDATE, whose commit notifies every
+ * gateway process), then waits until each gateway given has had the notice: it follows the commit
+ * by the notice's latency (docs/operations.md "Caches in the gateway"), which a loaded machine can
+ * stretch past the next request sent from this same process.
+ */
+export async function revokeKeys(user: TestUser, ...gateways: TestGateway[]): Promise<void> {
+  const keyHash = hashApiKey(user.apiKey);
+  await revokeApiKey(gateways[0]!.deps.db, { keyHash });
+  for (let waited = 0; gateways.some((gw) => gw.deps.keyCache.get(keyHash) !== undefined); waited += 10) {
+    if (waited > 10_000) throw new Error("no revocation notice within 10 s");
+    await delay(10);
+  }
 }
 
 /** Balance and task count of a user: what a refused request must leave untouched. */
