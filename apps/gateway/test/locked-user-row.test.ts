@@ -145,6 +145,9 @@ test("the held user retrying its 503 in a loop while another user keeps submitti
   released = true;
   await lock.release();
   const [taskId] = await Promise.all([heldLoop, otherLoop]);
+  // The written request retried once more: the same task again, not a second one.
+  const again = await request(gw.app).post(IMAGES).set("Authorization", held.auth).set("Idempotency-Key", "retry-me").send(body("held"));
+  expect({ status: again.status, id: again.body.id }).toEqual({ status: 202, id: taskId });
 
   expect(otherStatuses).toEqual(otherMs.map(() => 202));
   const refused = heldStatuses.filter((one) => one.status === 503);
@@ -218,4 +221,22 @@ test("each retry of the held user's in one batch with five of another user's: th
   process.stdout.write(
     `held user's retries in batches with 5 of another user's: ${refused.length} x 70002 then written; the five answered in ${otherMs.join(", ")} ms\n`,
   );
+});
+
+test("one Idempotency-Key twice from the held user while its row is held: both wait, then both answer the one task, charged once; the other user's request is answered at once", async () => {
+  const { held, other, submit, lock } = await heldAndOther();
+  const keyed = (n: number): SubmitInput => ({ ...input(held, n), body: body("twice"), idempotencyKey: "twice" });
+  let heldAnswered = false;
+  const heldAnswers = Promise.all([submit(keyed(0)), submit(keyed(1))]).finally(() => (heldAnswered = true));
+  const mine = await submit(input(other, 0));
+  expect(mine.replayed).toBe(false);
+  expect(heldAnswered).toBe(false);
+  const released = Date.now();
+  await lock.release();
+  const [first, second] = await heldAnswers;
+  expect(second.task.id).toBe(first.task.id);
+  expect([first.replayed, second.replayed].sort()).toEqual([false, true]);
+  process.stdout.write(`one key twice while held: both answered ${Date.now() - released} ms after the release\n`);
+  expect(await snapshot(gw.deps.db, held.userId)).toMatchObject({ credits: 9 * price, tasks: 1 });
+  for (const user of [held, other]) await expectLedgerInvariant(gw.deps.db, user.userId);
 });
