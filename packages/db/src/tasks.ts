@@ -143,7 +143,7 @@ const LOCKING_CLAUSE: Record<UserRowLocks, string> = { wait: "FOR UPDATE", skipL
  * such statements never deadlock on each other.
  *
  * With "skipLocked" a user row another transaction holds (an operator's open transaction, another
- * gateway's batch, a worker settling) is not waited for: that user's tasks are left out
+ * gateway's batch, a worker refunding part of a task) is not waited for: that user's tasks are left out
  * (undefined) and the user is in `lockedUserIds`; everybody else's tasks are written at once.
  *
  * The statement is all or nothing: a unique violation (an Idempotency-Key another request committed

@@ -40,7 +40,7 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 const BATCH_LIMITS = { maxSize: 32, maxInFlight: 1, maxWaitMs: 10 };
 
 // A batch does not wait for a user row another transaction holds (an operator's open transaction,
-// another gateway's batch, a worker settling that user's task): that user's requests go on in the
+// another gateway's batch, a worker refunding part of a task): that user's requests go on in the
 // user's own lane, one statement at a time per user that waits for the row (statement_timeout,
 // then 70002), at most 4 users at once so that waiting users never hold more than 4 of the pool's
 // 10 connections (docs/operations.md#submission-batching-group-commit).
