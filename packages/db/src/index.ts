@@ -16,6 +16,8 @@ export {
   findStaleOpenTaskIds,
   type Task,
   type NewTask,
+  type UserRowLocks,
+  type InsertedTasks,
 } from "./tasks.ts";
 export {
   readCredits,
@@ -61,3 +63,4 @@ export {
   type FirstClaimRequest,
 } from "./webhook-deliveries/index.ts";
 export { gatherBatches } from "./gather-batches.ts";
+export { serialLanes } from "./serial-lanes.ts";

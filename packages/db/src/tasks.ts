@@ -99,11 +99,29 @@ export interface NewTask {
  * row, its webhook delivery row when it has a webhook, its idempotency key), and PostgreSQL applies
  * all or none of them. Undefined when the balance does not cover the reservation. A second
  * submission holding the same Idempotency-Key fails on the key's unique index and nothing of it is
- * written.
+ * written. With "skipLocked", "locked" when the user's row was held elsewhere (nothing written).
  */
-export async function insertTask(db: Queryable, task: NewTask): Promise<Task | undefined> {
-  const [created] = await insertTasks(db, [task]);
-  return created;
+export async function insertTask(db: Queryable, task: NewTask, locks: UserRowLocks = "wait"): Promise<Task | undefined | "locked"> {
+  const { tasks, lockedUserIds } = await insertTasks(db, [task], locks);
+  return locks === "skipLocked" && lockedUserIds.size > 0 ? "locked" : tasks[0];
+}
+
+/**
+ * What the statement does with a user row another transaction holds: wait for it (PostgreSQL's
+ * lock wait, up to statement_timeout), or leave that user's tasks out and name the user so the
+ * caller can send them on alone (`FOR UPDATE SKIP LOCKED`). One prepared text each.
+ */
+export type UserRowLocks = "wait" | "skipLocked";
+
+/** What `insertTasks` did: `tasks` lines up with its input. */
+export interface InsertedTasks {
+  /** The created task, or undefined for a task the statement did not write. */
+  tasks: (Task | undefined)[];
+  /**
+   * Users none of whose tasks were looked at: with "skipLocked", those whose row another
+   * transaction held; either way, a user with no row (nothing can be debited).
+   */
+  lockedUserIds: ReadonlySet<string>;
 }
 
 // RETURNING list of the plain-SQL statements that hand back a whole task (`closeReservation`): TASK_SELECTION with quoted camel-case aliases.
@@ -112,10 +130,11 @@ export const TASK_RETURNING = TASK_SELECTION.map((column) => {
   return alias ? `${name} AS "${alias}"` : name;
 }).join(", ");
 
+const LOCKING_CLAUSE: Record<UserRowLocks, string> = { wait: "FOR UPDATE", skipLocked: "FOR UPDATE SKIP LOCKED" };
+
 /**
  * Creates many tasks in ONE statement (the gateway's group commit; bench/round-trip-cost.ts: 0.67 ms
- * of PostgreSQL per single insert, 0.037 ms per task in a statement of 32). The result lines up
- * with `tasks`: the created task, or undefined for a task the statement did not write.
+ * of PostgreSQL per single insert, 0.037 ms per task in a statement of 32).
  *
  * Per user, tasks are debited in the array's order against the balance as it is once the user's
  * row is locked: the longest prefix that fits is written, the rest of that user's tasks are not
@@ -123,28 +142,34 @@ export const TASK_RETURNING = TASK_SELECTION.map((column) => {
  * fit) writes them one by one with `insertTask` afterwards. User rows are locked in id order, so two
  * such statements never deadlock on each other.
  *
+ * With "skipLocked" a user row another transaction holds (an operator's open transaction, another
+ * gateway's batch, a worker refunding part of a task) is not waited for: that user's tasks are left out
+ * (undefined) and the user is in `lockedUserIds`; everybody else's tasks are written at once.
+ *
  * The statement is all or nothing: a unique violation (an Idempotency-Key another request committed
  * meanwhile, or the same user and key twice in `tasks`: the caller must not pass that) or a value
  * PostgreSQL refuses fails every task in it.
  */
-export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Task | undefined)[]> {
-  if (tasks.length === 0) return [];
+export async function insertTasks(db: Queryable, tasks: NewTask[], locks: UserRowLocks = "wait"): Promise<InsertedTasks> {
+  if (tasks.length === 0) return { tasks: [], lockedUserIds: new Set() };
   // A prepared statement (prepared-statements.ts): one text for any number of tasks, as ONE json
   // parameter (one native JSON.stringify; thirteen text arrays cost the gateway a pg array
-  // serialisation per column, the input's escaping included: bench/README.md "h-submit").
+  // serialisation per column, the input's escaping included: bench/README.md "h-submit"), and one
+  // per locking clause.
   // The CTEs nobody reads have no RETURNING: PostgreSQL runs them all the same.
   const rows = await executePrepared(
     db,
-    sql<{ id: string; createdAt: Date }>`
+    sql<{ id: string | null; createdAt: Date | null; lockedUserId: string | null }>`
     WITH input AS (
       SELECT * FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(tasks.map(inputRow))}::jsonb) AS (
         id text, user_id text, endpoint text, model text, input jsonb, webhook_url text, request_id text, billing_method text,
         kind text, amount int, delta int, idempotency_key text, request_hash text
       )) WITH ORDINALITY AS i(id, user_id, endpoint, model, input, webhook_url, request_id, billing_method, kind, amount, delta, idempotency_key, request_hash, ord)
     ),
-    -- FOR UPDATE returns each balance as last committed and holds it until this statement commits.
+    -- FOR UPDATE returns each balance as last committed and holds it until this statement commits
+    -- (SKIP LOCKED: a row held elsewhere is not returned, and its user's tasks are not accepted).
     balance AS (
-      SELECT id, credits FROM users WHERE id IN (SELECT user_id FROM input) ORDER BY id FOR UPDATE
+      SELECT id, credits FROM users WHERE id IN (SELECT user_id FROM input) ORDER BY id ${sql.raw(LOCKING_CLAUSE[locks])}
     ),
     accepted AS (
       SELECT i.* FROM (SELECT input.*, sum(delta) OVER (PARTITION BY user_id ORDER BY ord) AS running FROM input) i
@@ -173,13 +198,23 @@ export async function insertTasks(db: Queryable, tasks: NewTask[]): Promise<(Tas
       INSERT INTO idempotency_keys (user_id, key, request_hash, task_id)
       SELECT user_id, idempotency_key, request_hash, id FROM accepted WHERE idempotency_key IS NOT NULL
     )
-    SELECT id, created_at AS "createdAt" FROM task`,
+    SELECT id, created_at AS "createdAt", NULL AS "lockedUserId" FROM task
+    UNION ALL
+    SELECT NULL, NULL, u.user_id FROM (SELECT DISTINCT user_id FROM input) u WHERE NOT EXISTS (SELECT 1 FROM balance b WHERE b.id = u.user_id)`,
   );
-  const created = new Map(rows.map((row) => [row.id, row.createdAt]));
-  return tasks.map((task) => {
-    const createdAt = created.get(task.id);
-    return createdAt === undefined ? undefined : createdTask(task, createdAt);
-  });
+  const created = new Map<string, Date>();
+  const lockedUserIds = new Set<string>();
+  for (const row of rows) {
+    if (row.lockedUserId !== null) lockedUserIds.add(row.lockedUserId);
+    else created.set(row.id!, row.createdAt!);
+  }
+  return {
+    tasks: tasks.map((task) => {
+      const createdAt = created.get(task.id);
+      return createdAt === undefined ? undefined : createdTask(task, createdAt);
+    }),
+    lockedUserIds,
+  };
 }
 
 const inputRow = (t: NewTask) => ({

@@ -1,4 +1,4 @@
-import { insertTask, insertTasks, readCredits, type NewTask, type Queryable, type Task } from "@gen/db";
+import { insertTask, insertTasks, readCredits, type NewTask, type Queryable, type InsertedTasks, type Task, type UserRowLocks } from "@gen/db";
 import { reserveEntry } from "./ledger-entries.ts";
 
 export type TaskToReserve = Omit<NewTask, "reserve"> & { price: number };
@@ -10,10 +10,16 @@ const withReservation = ({ price, ...rest }: TaskToReserve): NewTask => Object.a
 /**
  * Creates the task with its reservation: the balance is debited by `price` and the reserve entry
  * written in the same statement as the task (one round trip), or nothing happens when the balance
- * does not cover it; then the balance is read for the client's message.
+ * does not cover it; then the balance is read for the client's message. With "skipLocked", a user
+ * row held by another transaction is not waited for: nothing happens and the answer is `locked`.
  */
-export async function reserveTask(db: Queryable, task: TaskToReserve): Promise<{ task: Task } | { insufficient: { balance: number } }> {
-  const created = await insertTask(db, withReservation(task));
+export async function reserveTask(
+  db: Queryable,
+  task: TaskToReserve,
+  locks: UserRowLocks = "wait",
+): Promise<{ task: Task } | { insufficient: { balance: number } } | { locked: true }> {
+  const created = await insertTask(db, withReservation(task), locks);
+  if (created === "locked") return { locked: true };
   if (created) return { task: created };
   return { insufficient: { balance: (await readCredits(db, task.userId)) ?? 0 } };
 }
@@ -24,8 +30,9 @@ export async function reserveTask(db: Queryable, task: TaskToReserve): Promise<{
  * did not cover it. Such a task is not refused yet: one reserved alone afterwards (`reserveTask`)
  * may still fit, as a cheaper request after a refused one does when requests come one by one.
  * The statement is all or nothing (see @gen/db insertTasks): one user and Idempotency-Key at most
- * once per call.
+ * once per call. With "skipLocked", the tasks of a user whose row another transaction holds are
+ * left out, and that user is named in `lockedUserIds`.
  */
-export async function reserveTasks(db: Queryable, tasks: TaskToReserve[]): Promise<(Task | undefined)[]> {
-  return insertTasks(db, tasks.map(withReservation));
+export async function reserveTasks(db: Queryable, tasks: TaskToReserve[], locks: UserRowLocks = "wait"): Promise<InsertedTasks> {
+  return insertTasks(db, tasks.map(withReservation), locks);
 }

@@ -7,8 +7,10 @@ import {
   findVisibleTask,
   gatherBatches,
   isDatabaseUnavailable,
+  serialLanes,
   type Database,
   type Task,
+  type UserRowLocks,
 } from "@gen/db";
 import { ApiError, Err } from "@gen/errors";
 import { newTaskId } from "@gen/ids";
@@ -36,6 +38,13 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 // flight rather than two: batches of 14 instead of 10 at 32 connections, and less CPU per
 // submission in all three processes (bench/README.md "Submissions, round 2").
 const BATCH_LIMITS = { maxSize: 32, maxInFlight: 1, maxWaitMs: 10 };
+
+// A batch does not wait for a user row another transaction holds (an operator's open transaction,
+// another gateway's batch, a worker refunding part of a task): that user's requests go on in the
+// user's own lane, one statement at a time per user that waits for the row (statement_timeout,
+// then 70002), at most 4 users at once so that waiting users never hold more than 4 of the pool's
+// 10 connections (docs/operations.md#submission-batching-group-commit).
+const LOCKED_USER_LANES = { maxSize: BATCH_LIMITS.maxSize, maxLanes: 4 };
 
 type Submitted = { task: Task; replayed: boolean };
 type Outcome = { ok: true; value: Submitted } | { ok: false; error: unknown };
@@ -67,13 +76,21 @@ interface Pending {
  *   replays the first one's task;
  * - a statement that fails for another reason than an unreachable PostgreSQL (70002 for all) is
  *   retried one request at a time, so a key committed meanwhile elsewhere replays and a row
- *   PostgreSQL refuses fails only its own request.
+ *   PostgreSQL refuses fails only its own request;
+ * - a user whose row another transaction holds is skipped, not waited for: that user's requests go
+ *   on in the user's lane (LOCKED_USER_LANES), written as above by a statement that waits for the
+ *   row, so only they wait, and only they fail (70002) when the wait reaches statement_timeout.
  * If the enqueue fails, every task of the batch still queued is refunded and hidden (60002); one a
  * worker took meanwhile (the job landed late) is the answer. A gateway that dies in between leaves
  * committed tasks that the worker's reconciler enqueues later.
  */
 export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Promise<Submitted> {
-  const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch));
+  const lanes = serialLanes<Pending>(
+    LOCKED_USER_LANES,
+    (pending) => pending.input.userId,
+    (batch) => commitBatch(deps, batch, "wait", () => {}),
+  );
+  const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch, "skipLocked", lanes));
   return async (input) => {
     const submission = validateSubmission(deps.catalog, input.endpoint, input.body);
     const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, requestHash: hashRequest(input.endpoint, input.body) } : undefined;
@@ -90,21 +107,38 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
   };
 }
 
-async function commitBatch(deps: GatewayDeps, batch: Pending[]): Promise<void> {
+/**
+ * Writes a batch and answers each of its requests, but those of users whose row was held elsewhere
+ * (only with "skipLocked"): they are handed to `sendOn` at once, before this batch's enqueue, and
+ * answered from there.
+ */
+async function commitBatch(deps: GatewayDeps, batch: Pending[], locks: UserRowLocks, sendOn: (deferred: Pending[]) => void): Promise<void> {
+  let answered = batch;
   let outcomes: Outcome[];
   try {
-    outcomes = await persistBatch(deps, batch);
-    await enqueueCreated(deps, batch, outcomes);
+    const persisted = await persistBatch(deps, batch, locks);
+    const deferred = batch.filter((_, i) => persisted[i] === LOCKED);
+    if (deferred.length > 0) {
+      sendOn(deferred);
+      answered = batch.filter((_, i) => persisted[i] !== LOCKED);
+    }
+    outcomes = persisted.filter((outcome): outcome is Outcome => outcome !== LOCKED);
+    await enqueueCreated(deps, answered, outcomes);
   } catch (error) {
     // Not expected (each step answers per request); no request may be left waiting.
-    deps.logger.error("submission batch failed", { request_ids: batch.map((p) => p.input.requestId), err: error });
-    outcomes = batch.map(() => ({ ok: false, error: new ApiError(Err.Internal) }));
+    deps.logger.error("submission batch failed", { request_ids: answered.map((p) => p.input.requestId), err: error });
+    outcomes = answered.map(() => ({ ok: false, error: new ApiError(Err.Internal) }));
   }
-  batch.forEach((pending, i) => pending.answer(outcomes[i]!));
+  answered.forEach((pending, i) => pending.answer(outcomes[i]!));
 }
 
-async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcome[]> {
-  const outcomes: (Outcome | undefined)[] = batch.map(() => undefined);
+/** A request of a user whose row another transaction held: not written, sent on in the user's lane. */
+const LOCKED = Symbol("locked");
+
+async function persistBatch(deps: GatewayDeps, batch: Pending[], locks: UserRowLocks): Promise<(Outcome | typeof LOCKED)[]> {
+  const outcomes: (Outcome | typeof LOCKED | undefined)[] = batch.map(() => undefined);
+  // Users whose row was held: every request of theirs in the batch goes on in arrival order, together.
+  const locked = new Set<string>();
   // The statement takes each user's Idempotency-Key once; a repeat goes alone after it (and replays).
   const keys = new Set<string>();
   const together: number[] = [];
@@ -118,28 +152,40 @@ async function persistBatch(deps: GatewayDeps, batch: Pending[]): Promise<Outcom
     together.push(i);
   }
   try {
-    const tasks = await reserveTasks(
+    const { tasks, lockedUserIds } = await reserveTasks(
       deps.db,
       together.map((i) => taskToReserve(batch[i]!)),
+      locks,
     );
     together.forEach((i, n) => {
       const task = tasks[n];
       if (task) outcomes[i] = { ok: true, value: { task, replayed: false } };
     });
+    if (locks === "skipLocked") for (const userId of lockedUserIds) locked.add(userId);
   } catch (error) {
     if (isDatabaseUnavailable(error)) for (const i of together) outcomes[i] = { ok: false, error: new ApiError(Err.DatabaseUnavailable) };
     else deps.logger.warn("batched task insert failed; inserting one by one", { request_ids: together.map((i) => batch[i]!.input.requestId), err: error });
   }
   // In arrival order, so the same user's requests are debited as they would be one after another.
+  // A row held since the statement is skipped again here, never waited for, in a batch.
   for (const [i, pending] of batch.entries()) {
     if (outcomes[i]) continue;
+    if (locked.has(pending.input.userId)) {
+      outcomes[i] = LOCKED;
+      continue;
+    }
     try {
-      outcomes[i] = { ok: true, value: await answerFailures(deps, pending.input, pending.idempotency, () => persistAlone(deps.db, pending)) };
+      const written = await answerFailures(deps, pending.input, pending.idempotency, () => persistAlone(deps.db, pending, locks));
+      if (written) outcomes[i] = { ok: true, value: written };
+      else {
+        locked.add(pending.input.userId);
+        outcomes[i] = LOCKED;
+      }
     } catch (error) {
       outcomes[i] = { ok: false, error };
     }
   }
-  return outcomes as Outcome[];
+  return outcomes as (Outcome | typeof LOCKED)[];
 }
 
 /** One Redis call for every task the batch created; on failure each is compensated on its own. */
@@ -227,14 +273,15 @@ const taskToReserve = ({ input, submission, idempotency, taskId }: Pending): Tas
   idempotency,
 });
 
-/** One request written on its own, as before group commit: the batch's fallback. */
-async function persistAlone(db: Database, pending: Pending): Promise<Submitted> {
+/** One request written on its own, as before group commit: the batch's fallback. Null: the user's row was held (only with "skipLocked"). */
+async function persistAlone(db: Database, pending: Pending, locks: UserRowLocks): Promise<Submitted | null> {
   const { input, idempotency } = pending;
   if (idempotency) {
     const replay = await replayOf(db, input.userId, idempotency, true);
     if (replay) return { task: replay, replayed: true };
   }
-  const reserved = await reserveTask(db, taskToReserve(pending));
+  const reserved = await reserveTask(db, taskToReserve(pending), locks);
+  if ("locked" in reserved) return null;
   if ("insufficient" in reserved) {
     const price = pending.submission.price.reserve;
     throw new ApiError(Err.InsufficientCredits, `Insufficient credits: this request needs ${price}, the balance is ${reserved.insufficient.balance}`);
