@@ -30,6 +30,8 @@ export interface Config {
   upstreamUrl: string;
   /** Ranges upstream output files may be downloaded from (beyond public addresses); never cloud metadata. */
   upstreamAllowedCidrs: string[];
+  /** Largest body of an upstream's submit, poll or cancel answer read (UPSTREAM_MAX_RESPONSE_BYTES). */
+  upstreamMaxResponseBytes: number;
   generationTimeoutMs: number;
   downloadMaxBytes: number;
   downloadTimeoutMs: number;

@@ -42,6 +42,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     upstreamUrl: url(env, "UPSTREAM_URL", "http://127.0.0.1:8090"),
     upstreamAllowedCidrs: [],
+    upstreamMaxResponseBytes: int(env, "UPSTREAM_MAX_RESPONSE_BYTES", 1024 * 1024, 1),
     generationTimeoutMs: int(env, "GENERATION_TIMEOUT_MS", 600_000, 1),
     downloadMaxBytes: int(env, "DOWNLOAD_MAX_BYTES", 50 * 1024 * 1024, 1),
     downloadTimeoutMs: int(env, "DOWNLOAD_TIMEOUT_MS", 30_000, 1),
