@@ -15,6 +15,8 @@ export interface Config {
   webhookRetryDelayMs: number;
   webhookFinalAttemptMs: number;
   webhookAllowedCidrs: string[];
+  /** Ranges beyond public addresses that URL parameters handed to an upstream (image_url) may point at; never cloud metadata. */
+  inputUrlAllowedCidrs: string[];
   allowedOrigins: string[];
   /**
    * Express's `trust proxy`, in a safe subset: false (X-Forwarded-For ignored), a hop count, or

@@ -26,6 +26,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelayMs: int(env, "WEBHOOK_RETRY_DELAY_MS", 40_000, 0),
     webhookFinalAttemptMs: int(env, "WEBHOOK_FINAL_ATTEMPT_MS", 300_000, 0),
     webhookAllowedCidrs: list(env, "WEBHOOK_ALLOWED_CIDRS"),
+    inputUrlAllowedCidrs: list(env, "INPUT_URL_ALLOWED_CIDRS"),
     allowedOrigins: list(env, "ALLOWED_ORIGINS"),
     trustProxy: trustProxy(env),
     pollRate: { perSec: num(env, "POLL_RATE_PER_SEC", 20), burst: int(env, "POLL_RATE_BURST", 40, 1) },

@@ -9,8 +9,11 @@ import { BadKeyThrottle } from "./bad-key-throttle.ts";
 import { FinishedTaskCache } from "./finished-task-cache.ts";
 import { KeyCache } from "./key-cache.ts";
 import { RateLimiter } from "@gen/rate-limit";
+import { createUrlTargetGuard } from "@gen/webhook-url";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
+  // First, before any connection: a malformed INPUT_URL_ALLOWED_CIDRS stops the gateway here.
+  const urlGuard = createUrlTargetGuard({ allowedCidrs: config.inputUrlAllowedCidrs });
   const redis = createRedis(config.redis, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
@@ -37,6 +40,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     webhookSlowQueue,
     maintenanceQueue,
     catalog: loadCatalog(config.modelCatalogPath),
+    urlGuard,
     rateLimiter,
     badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
     keyCache,
