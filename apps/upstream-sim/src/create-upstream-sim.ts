@@ -4,6 +4,7 @@ import { type CompletedResult, UpstreamErrorType, UpstreamJobStatus } from "@gen
 import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";
+import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "./padded-answer.ts";
 import { parseUpDirectives, type UpDirectives } from "./up-directives.ts";
 
 export interface UpstreamSimOptions {
@@ -118,6 +119,7 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
     };
     jobs.set(job.id, job);
     if (jobs.size > maxJobs) jobs.delete(jobs.keys().next().value as string);
+    if (directives.hugeSubmit) return sendPaddedAnswer(res, 202, { id: job.id, status: UpstreamJobStatus.Running }, HUGE_ANSWER_BYTES);
     res.status(202).location(`/v1/jobs/${job.id}`).json({ id: job.id, status: UpstreamJobStatus.Running });
   });
 
@@ -127,6 +129,8 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
       res.status(404).json(errorBody(UpstreamErrorType.NotFound, "No such job"));
       return;
     }
+    const padded = job.directives.pollAnswer;
+    if (padded && !job.canceled) return sendPaddedAnswer(res, 200, view(job, baseOf(req)), padded === "huge" ? HUGE_ANSWER_BYTES : Infinity);
     res.json(view(job, baseOf(req)));
   });
 

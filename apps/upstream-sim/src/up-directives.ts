@@ -18,6 +18,10 @@ export interface UpDirectives {
   mislabel: boolean;
   /** A hostile upstream: files are served with this Content-Type instead of their own. */
   fileType?: string;
+  /** A broken upstream: the submit answer (a job id) padded to 700 MB. */
+  hugeSubmit: boolean;
+  /** A broken upstream: every poll answer (still running) padded to 700 MB, or never ending. */
+  pollAnswer?: "huge" | "endless";
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -39,6 +43,7 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     noUrls: false,
     hang: false,
     mislabel: false,
+    hugeSubmit: false,
   };
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
@@ -55,6 +60,9 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "redirect_file" && found.redirectFile === undefined && value !== "") found.redirectFile = value;
       else if (name === "mislabel") found.mislabel = true;
       else if (name === "file_type" && found.fileType === undefined && value !== "") found.fileType = value;
+      else if (name === "huge_submit") found.hugeSubmit = true;
+      else if (name === "huge_poll") found.pollAnswer ??= "huge";
+      else if (name === "endless_poll") found.pollAnswer ??= "endless";
     }
   }
   return found;

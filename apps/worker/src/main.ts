@@ -42,7 +42,7 @@ async function main(): Promise<void> {
       config,
       db,
       catalog,
-      providers: createProviderRegistry(config.upstreamUrl),
+      providers: createProviderRegistry(config.upstreamUrl, { maxResponseBytes: config.upstreamMaxResponseBytes }),
       storage,
       downloadGuard,
       webhookQueue,

@@ -6,3 +6,4 @@ export { catalogSchema } from "./catalog-schema.ts";
 export { DEFAULT_CATALOG_PATH, loadCatalog } from "./load-catalog.ts";
 export { type PriceQuote, moderationCharge, priceFor, tokenCharge } from "./price.ts";
 export { DERIVED_FIELDS } from "./request-schema.ts";
+export { type UrlParameter, urlParameters } from "./url-parameters.ts";

@@ -15,6 +15,8 @@ export interface Config {
   webhookRetryDelayMs: number;
   webhookFinalAttemptMs: number;
   webhookAllowedCidrs: string[];
+  /** Ranges beyond public addresses that URL parameters handed to an upstream (image_url) may point at; never cloud metadata. */
+  inputUrlAllowedCidrs: string[];
   allowedOrigins: string[];
   /**
    * Express's `trust proxy`, in a safe subset: false (X-Forwarded-For ignored), a hop count, or
@@ -30,6 +32,8 @@ export interface Config {
   upstreamUrl: string;
   /** Ranges upstream output files may be downloaded from (beyond public addresses); never cloud metadata. */
   upstreamAllowedCidrs: string[];
+  /** Largest body of an upstream's submit, poll or cancel answer read (UPSTREAM_MAX_RESPONSE_BYTES). */
+  upstreamMaxResponseBytes: number;
   generationTimeoutMs: number;
   downloadMaxBytes: number;
   downloadTimeoutMs: number;

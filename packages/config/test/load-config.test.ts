@@ -13,6 +13,8 @@ describe("loadConfig", () => {
     expect(config.submitRate).toEqual({ perSec: 10, burst: 20 });
     expect(config.webhookAllowedCidrs).toEqual([]);
     expect(config.upstreamAllowedCidrs).toEqual(["127.0.0.1"]);
+    expect(config.upstreamMaxResponseBytes).toBe(1_048_576);
+    expect(config.inputUrlAllowedCidrs).toEqual([]);
     // docs/configuration.md: 64 attempts per worker process, 32 in flight per receiver fleet-wide.
     expect([config.deliveryConcurrency, config.webhookHostConcurrency]).toEqual([64, 32]);
   });
@@ -45,9 +47,17 @@ describe("loadConfig", () => {
     ["GATEWAY_PROCESSES", "65"],
     ["GATEWAY_PROCESSES", "2.5"],
     ["GATEWAY_PROCESSES", "auto"],
+    ["UPSTREAM_MAX_RESPONSE_BYTES", "0"],
+    ["UPSTREAM_MAX_RESPONSE_BYTES", "1MiB"],
   ])("refuses %s=%s with a ConfigError naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it("reads UPSTREAM_MAX_RESPONSE_BYTES and INPUT_URL_ALLOWED_CIDRS", () => {
+    const config = loadConfig({ UPSTREAM_MAX_RESPONSE_BYTES: "65536", INPUT_URL_ALLOWED_CIDRS: " 10.20.0.0/16 , fd00:1::/64 " });
+    expect(config.upstreamMaxResponseBytes).toBe(65536);
+    expect(config.inputUrlAllowedCidrs).toEqual(["10.20.0.0/16", "fd00:1::/64"]);
   });
 
   it("reads GATEWAY_PROCESSES from 1 to 64", () => {

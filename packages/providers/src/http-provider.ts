@@ -1,11 +1,16 @@
 import { Wf, WorkflowError } from "@gen/errors";
-import got, { type Response } from "got";
+import { AnswerTooLargeError, readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
+import got, { type OptionsInit } from "got";
+
+type StreamOptions = Omit<OptionsInit, "isStream">;
 import { PolicyViolation } from "./policy-violation.ts";
 import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
 import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
 import { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
+/** UPSTREAM_MAX_RESPONSE_BYTES's default: a protocol answer is a small JSON object. */
+const DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES = 1024 * 1024;
 const MAX_MESSAGE_LENGTH = 500;
 
 type Json = Record<string, unknown>;
@@ -14,9 +19,9 @@ function asObject(value: unknown): Json | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
-function parseBody(response: Response<string>): Json | undefined {
+function parseBody(answer: CappedAnswer): Json | undefined {
   try {
-    return asObject(JSON.parse(response.body));
+    return asObject(JSON.parse(answer.body.toString("utf8")));
   } catch {
     return undefined;
   }
@@ -43,6 +48,11 @@ function isHttpUrl(value: unknown): value is string {
   }
 }
 
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return error instanceof AnswerTooLargeError ? `the answer's ${message}` : message;
+}
+
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
@@ -62,20 +72,30 @@ function withMessage<T extends object>(result: T, message: string | undefined): 
   return message === undefined ? result : { ...result, message };
 }
 
+export interface HttpProviderOptions {
+  baseUrl: string;
+  timeoutMs?: number;
+  /** Largest answer body read (UPSTREAM_MAX_RESPONSE_BYTES); a longer one is a failed request. */
+  maxResponseBytes?: number;
+}
+
 /**
  * A provider for an upstream speaking the submit-then-poll JSON protocol of README.md. Requests
  * are never retried here: the worker owns retries, and a repeated submit could run a job twice.
+ * Every answer is read through the cap downloads use, so a huge or endless answer costs at most
+ * `maxResponseBytes` of memory: at submit it fails the submission, at a poll it is a failed poll.
  */
-export function createHttpProvider(options: { baseUrl: string; timeoutMs?: number }): Provider {
+export function createHttpProvider(options: HttpProviderOptions): Provider {
   const base = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_UPSTREAM_MAX_RESPONSE_BYTES;
   const client = got.extend({
     timeout: { request: timeoutMs },
     retry: { limit: 0 },
     throwHttpErrors: false,
     followRedirect: false,
-    responseType: "text",
   });
+  const request = (url: URL, init: StreamOptions): Promise<CappedAnswer> => readCappedAnswer(client.stream(url, init), maxBytes);
   const jobUrl = (upstreamId: string, suffix = "") => new URL(`v1/jobs/${encodeURIComponent(upstreamId)}${suffix}`, base);
 
   /** The signal's reason when the caller aborted, so an abort is never mistaken for an upstream fault. */
@@ -86,16 +106,17 @@ export function createHttpProvider(options: { baseUrl: string; timeoutMs?: numbe
   return {
     async submit(job, signal) {
       signal?.throwIfAborted();
-      let response: Response<string>;
+      let response: CappedAnswer;
       try {
-        response = await client.post(new URL("v1/jobs", base), {
+        response = await request(new URL("v1/jobs", base), {
+          method: "POST",
           json: { model: job.upstreamModel ?? job.model, input: job.params, reference: job.taskId },
           signal,
         });
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream submission failed: ${(error as Error).message}`);
+        throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream submission failed: ${describe(error)}`);
       }
       const body = parseBody(response);
       const { type, message } = errorOf(body);
@@ -111,13 +132,13 @@ export function createHttpProvider(options: { baseUrl: string; timeoutMs?: numbe
 
     async poll(upstreamId, signal): Promise<ProviderResult> {
       signal?.throwIfAborted();
-      let response: Response<string>;
+      let response: CappedAnswer;
       try {
-        response = await client.get(jobUrl(upstreamId), { signal });
+        response = await request(jobUrl(upstreamId), { signal });
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new ProviderUnavailableError(`Upstream poll failed: ${(error as Error).message}`, { cause: error });
+        throw new ProviderUnavailableError(`Upstream poll failed: ${describe(error)}`, { cause: error });
       }
       if (response.statusCode === 404) return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the job" };
       const body = parseBody(response);
@@ -142,7 +163,7 @@ export function createHttpProvider(options: { baseUrl: string; timeoutMs?: numbe
 
     async cancel(upstreamId) {
       try {
-        await client.post(jobUrl(upstreamId, "/cancel"), { json: {} });
+        await request(jobUrl(upstreamId, "/cancel"), { method: "POST", json: {} });
       } catch {
         // Best effort: the worker has already decided the task's fate.
       }

@@ -2,4 +2,4 @@ export { type CompletedResult, type Provider, type ProviderFile, type ProviderJo
 export { PolicyViolation, type PolicyStage } from "./policy-violation.ts";
 export { ProviderUnavailableError } from "./provider-unavailable-error.ts";
 export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
-export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS } from "./http-provider.ts";
+export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";

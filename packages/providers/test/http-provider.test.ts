@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { WorkflowError } from "@gen/errors";
 import { PolicyViolation, ProviderUnavailableError, createHttpProvider, type ProviderJob } from "../src/index.ts";
+import { closeServer, listenOnLoopback } from "./support/loopback-server.ts";
 
 // Protocol edge cases against a scripted server; apps/upstream-sim/test runs the provider against
 // the real upstream simulator.
@@ -28,14 +29,10 @@ beforeAll(async () => {
       handler(req, body, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => closeServer(server));
 
 beforeEach(() => {
   seen.length = 0;

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import got from "got";
+import { AnswerTooLargeError, readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
 import { BLOCKED_ADDRESS_CODE } from "@gen/webhook-url";
 import { DownloadError, type DownloadFailure } from "./download-error.ts";
 import type { DownloadGuard } from "./download-guard.ts";
@@ -40,85 +41,58 @@ export async function downloadFile(url: string, limits: DownloadLimits, guard: D
   }
 }
 
-function fetchHop(target: URL, limits: DownloadLimits, deadline: number, guard: DownloadGuard): Promise<HopResult> {
+async function fetchHop(target: URL, limits: DownloadLimits, deadline: number, guard: DownloadGuard): Promise<HopResult> {
   const label = labelOf(target);
   // Node's agents skip `lookup` for an IP literal, so the policy is applied to it here.
   const literal = target.hostname.replace(/^\[(.*)\]$/, "$1");
   if (isIP(literal) !== 0) {
     const reason = guard.policy.check(literal);
-    if (reason !== null) return Promise.reject(new DownloadError("blocked_address", `download of ${label} refused: ${literal} (${reason})`));
+    if (reason !== null) throw new DownloadError("blocked_address", `download of ${label} refused: ${literal} (${reason})`);
   }
   const remaining = deadline - Date.now();
-  if (remaining <= 0) return Promise.reject(new DownloadError("timeout", `download of ${label} failed: not finished within ${limits.timeoutMs} ms`));
+  if (remaining <= 0) throw new DownloadError("timeout", `download of ${label} failed: not finished within ${limits.timeoutMs} ms`);
 
-  return new Promise<HopResult>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let contentType: string | undefined;
-    let settled = false;
-
-    const stream = got.stream(target, {
-      agent: guard.agents,
-      http2: false,
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-      timeout: { request: remaining },
-    });
-
-    const finish = (): void => {
-      settled = true;
-      clearTimeout(timer);
-    };
-    const fail = (reason: DownloadFailure, detail: string, cause?: unknown): void => {
-      if (settled) return;
-      finish();
-      stream.destroy();
-      reject(new DownloadError(reason, `download of ${label} failed: ${detail}`, cause === undefined ? undefined : { cause }));
-    };
-    const timer = setTimeout(() => fail("timeout", `not finished within ${limits.timeoutMs} ms`), remaining);
-
-    stream.on("response", (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
-      const location = REDIRECT_STATUSES.has(response.statusCode) ? httpLocation(response.headers.location, target) : undefined;
-      if (location) {
-        finish();
-        stream.destroy();
-        resolve({ kind: "redirect", location });
-        return;
-      }
-      // A redirect elsewhere than http/https is not followed; it ends up as its 3xx status.
-      if (response.statusCode < 200 || response.statusCode > 299) {
-        fail(`http_${response.statusCode}`, `HTTP ${response.statusCode}`);
-        return;
-      }
-      const declared = Number(response.headers["content-length"]);
-      if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        fail("too_large", `Content-Length ${declared} exceeds ${limits.maxBytes} bytes`);
-        return;
-      }
-      const type = response.headers["content-type"];
-      contentType = Array.isArray(type) ? type[0] : type;
-    });
-    stream.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      received += chunk.length;
-      if (received > limits.maxBytes) {
-        fail("too_large", `body exceeds ${limits.maxBytes} bytes`);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.on("end", () => {
-      if (settled) return;
-      finish();
-      resolve({ kind: "file", file: { data: Buffer.concat(chunks, received), contentType } });
-    });
-    stream.on("error", (error: Error) => {
-      if (isBlocked(error)) fail("blocked_address", error.message, error);
-      else if (error.name === "TimeoutError") fail("timeout", error.message, error);
-      else fail("network", error.message, error);
-    });
+  const stream = got.stream(target, {
+    agent: guard.agents,
+    http2: false,
+    retry: { limit: 0 },
+    followRedirect: false,
+    throwHttpErrors: false,
+    timeout: { request: remaining },
   });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stream.destroy(new Error("deadline passed"));
+  }, remaining);
+  let answer: CappedAnswer;
+  try {
+    // Only a 2xx body is read; a redirect or an error status ends after its head.
+    answer = await readCappedAnswer(stream, limits.maxBytes, (head) => head.statusCode >= 200 && head.statusCode <= 299);
+  } catch (error) {
+    throw failure(label, timedOut ? null : error, limits);
+  } finally {
+    clearTimeout(timer);
+  }
+  const { statusCode, headers } = answer;
+  const location = REDIRECT_STATUSES.has(statusCode) ? httpLocation(headers.location, target) : undefined;
+  if (location) return { kind: "redirect", location };
+  // A redirect elsewhere than http/https is not followed; it ends up as its 3xx status.
+  if (statusCode < 200 || statusCode > 299) throw new DownloadError(`http_${statusCode}`, `download of ${label} failed: HTTP ${statusCode}`);
+  const type = headers["content-type"];
+  return { kind: "file", file: { data: answer.body, contentType: Array.isArray(type) ? type[0] : type } };
+}
+
+/** `error` null: the whole download's deadline passed. */
+function failure(label: string, error: unknown, limits: DownloadLimits): DownloadError {
+  const fail = (reason: DownloadFailure, detail: string, cause?: unknown) =>
+    new DownloadError(reason, `download of ${label} failed: ${detail}`, cause === undefined ? undefined : { cause });
+  if (error === null) return fail("timeout", `not finished within ${limits.timeoutMs} ms`);
+  if (error instanceof AnswerTooLargeError) return fail("too_large", error.message);
+  const message = error instanceof Error ? error.message : String(error);
+  if (isBlocked(error)) return fail("blocked_address", message, error);
+  if (error instanceof Error && error.name === "TimeoutError") return fail("timeout", message, error);
+  return fail("network", message, error);
 }
 
 function labelOf(target: URL): string {

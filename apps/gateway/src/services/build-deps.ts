@@ -10,8 +10,11 @@ import { FinishedTaskCache } from "./finished-task-cache.ts";
 import { KeyCache } from "./key-cache.ts";
 import { RateLimiter } from "@gen/rate-limit";
 import { watchKeyRevocations } from "./watch-key-revocations.ts";
+import { createUrlTargetGuard } from "@gen/webhook-url";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
+  // First, before any connection: a malformed INPUT_URL_ALLOWED_CIDRS stops the gateway here.
+  const urlGuard = createUrlTargetGuard({ allowedCidrs: config.inputUrlAllowedCidrs });
   const redis = createRedis(config.redis, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
@@ -35,6 +38,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     webhookSlowQueue,
     maintenanceQueue,
     catalog: loadCatalog(config.modelCatalogPath),
+    urlGuard,
     rateLimiter,
     badKeyThrottle: new BadKeyThrottle(rateLimiter, config.badKeyRate),
     keyCache,

@@ -10,6 +10,7 @@ import type { BadKeyThrottle } from "./bad-key-throttle.ts";
 import type { FinishedTaskCache } from "./finished-task-cache.ts";
 import type { KeyCache } from "./key-cache.ts";
 import type { RateLimiter } from "@gen/rate-limit";
+import type { UrlTargetGuard } from "@gen/webhook-url";
 
 /** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
 export interface GatewayDeps {
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   /** The workers' periodic jobs, watched only (console). */
   maintenanceQueue: Queue<MaintenanceJobData>;
   catalog: Catalog;
+  /** Refuses URL parameters (image_url) that point at internal addresses (INPUT_URL_ALLOWED_CIDRS). */
+  urlGuard: UrlTargetGuard;
   logger: Logger;
   rateLimiter: RateLimiter;
   badKeyThrottle: BadKeyThrottle;

@@ -17,7 +17,7 @@ import { newTaskId } from "@gen/ids";
 import { enqueueGenerationJobs, withDeadline } from "@gen/queues";
 import { compensateSubmission, reserveTask, reserveTasks, type TaskToReserve } from "@gen/ledger";
 import type { GatewayDeps } from "./gateway-deps.ts";
-import { validateSubmission } from "./validate-submission.ts";
+import { refuseInternalUrls, validateSubmission } from "./validate-submission.ts";
 
 export interface SubmitInput {
   userId: string;
@@ -93,6 +93,7 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
   const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch, "skipLocked", lanes));
   return async (input) => {
     const submission = validateSubmission(deps.catalog, input.endpoint, input.body);
+    await refuseInternalUrls(deps.urlGuard, submission);
     const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, requestHash: hashRequest(input.endpoint, input.body) } : undefined;
     if (idempotency) {
       const replay = await answerFailures(deps, input, idempotency, async () => {

@@ -109,6 +109,8 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
       result = await provider.poll(upstreamId);
     } catch (error) {
       if (!(error instanceof ProviderUnavailableError)) throw error;
+      // Transient by design (an outage fails every running task's poll): not worth a warning each time.
+      deps.logger.debug("upstream poll failed; polling again", { task_id: task.id, err: error.message });
       result = { state: "running" as const };
     }
     if (result.state === "completed") {
@@ -121,7 +123,11 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, prov
     return { kind: "pending", pollAt: now + wait };
   } catch (error) {
     if (error instanceof PolicyViolation) return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage };
-    if (error instanceof WorkflowError) return { kind: "failed", code: error.code };
+    if (error instanceof WorkflowError) {
+      // The task only says 80001; the reason (an outage, an answer over the cap) is for the operator.
+      if (error.code === Wf.UpstreamSubmitFailed) deps.logger.warn("upstream submission failed", { task_id: task.id, err: error.message });
+      return { kind: "failed", code: error.code };
+    }
     throw error;
   }
 }

@@ -1,0 +1,2 @@
+export { readCappedAnswer, type CappedAnswer } from "./read-capped-answer.ts";
+export { AnswerTooLargeError } from "./answer-too-large-error.ts";
