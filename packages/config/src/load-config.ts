@@ -20,6 +20,12 @@ export function loadConfig(env: Env = process.env): Config {
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
     port,
     gatewayProcesses: int(env, "GATEWAY_PROCESSES", 1, 1, 64),
+    http: {
+      headersTimeoutMs: int(env, "HTTP_HEADERS_TIMEOUT_MS", 10_000, 1000),
+      requestTimeoutMs: int(env, "HTTP_REQUEST_TIMEOUT_MS", 120_000, 1000),
+      keepAliveTimeoutMs: int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, 1000),
+      maxConnections: int(env, "HTTP_MAX_CONNECTIONS", 10_000, 1),
+    },
     baseUrl,
     cdnUrl: url(env, "CDN_URL", `${baseUrl}/cdn`),
     webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1),
@@ -70,6 +76,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.webhookFinalAttemptMs < earliestFinal) {
     throw new ConfigError(
       `WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}`,
+    );
+  }
+  // Node refuses a listener whose header deadline outlasts the whole request's.
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${config.http.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.http.requestTimeoutMs})`,
     );
   }
   config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);

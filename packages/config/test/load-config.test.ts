@@ -55,6 +55,22 @@ describe("loadConfig", () => {
     expect(loadConfig({ GATEWAY_PROCESSES: "64" }).gatewayProcesses).toBe(64);
   });
 
+  it("HTTP listener deadlines and cap: defaults, overrides, and a header deadline past the request's refused", () => {
+    expect(loadConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 });
+    const env = { HTTP_HEADERS_TIMEOUT_MS: "3000", HTTP_REQUEST_TIMEOUT_MS: "3000", HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000", HTTP_MAX_CONNECTIONS: "20" };
+    expect(loadConfig(env).http).toEqual({ headersTimeoutMs: 3000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 65_000, maxConnections: 20 });
+    expect(() => loadConfig({ ...env, HTTP_REQUEST_TIMEOUT_MS: "2999" })).toThrow(
+      "HTTP_HEADERS_TIMEOUT_MS (3000) must not exceed HTTP_REQUEST_TIMEOUT_MS (2999)",
+    );
+    for (const [name, value] of [
+      ["HTTP_HEADERS_TIMEOUT_MS", "999"],
+      ["HTTP_MAX_CONNECTIONS", "0"],
+      ["HTTP_KEEP_ALIVE_TIMEOUT_MS", "5s"],
+    ]) {
+      expect(() => loadConfig({ [name!]: value })).toThrow(name);
+    }
+  });
+
   it("refuses a final attempt that could start before attempt 2 has finished", () => {
     const env = { WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_DELAY_MS: "4000" };
     expect(() => loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "5999" })).toThrow(/WEBHOOK_FINAL_ATTEMPT_MS must be at least .* \(6000\)/);
