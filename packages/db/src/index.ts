@@ -46,6 +46,8 @@ export {
   listPendingOfFinishedTasks,
   listWaitingDeliveries,
   readDelivery,
+  findVisibleTasksWithDelivery,
+  type TaskWithDelivery,
   listAttempts,
   listRecentAttempts,
   countOutcomesPerMinute,
