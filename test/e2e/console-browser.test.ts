@@ -41,7 +41,8 @@ maybe("operations console in Chromium", () => {
       WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32`,
       WEBHOOK_TIMEOUT_MS: "1000",
       WEBHOOK_RETRY_DELAY_MS: "200",
-      WEBHOOK_FINAL_ATTEMPT_MS: "2500",
+      WEBHOOK_FINAL_ATTEMPT_MS: "4400",
+      RECONCILE_INTERVAL_MS: "100",
     });
     stack.startWorker();
     stack.startDeliveryWorker(

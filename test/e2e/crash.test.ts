@@ -18,7 +18,7 @@ afterAll(async () => {
 /** A real worker process (`pnpm start:worker` runs the same file), ready once it says so. */
 async function workerProcess(): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--conditions=@gen/source", "--import", "tsx", "apps/worker/src/main.ts"], {
-    env: { ...process.env, ...stack.env, RECONCILE_INTERVAL_MS: "600000", NODE_OPTIONS: "" },
+    env: { ...process.env, ...stack.env, RECONCILE_INTERVAL_MS: "600000", WEBHOOK_FINAL_ATTEMPT_MS: "1300000", NODE_OPTIONS: "" },
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
   children.push(child);

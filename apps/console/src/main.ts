@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { loadConfig } from "@gen/config";
 import { checkDatabase } from "@gen/db";
-import { drainOnSignal } from "@gen/http";
+import { drainOnSignal, listenHttp } from "@gen/http";
 import { createLogger } from "@gen/logger";
 import { checkRedis } from "@gen/queues";
 import { createConsoleApp } from "./console-app.ts";
@@ -15,8 +15,7 @@ async function main(): Promise<void> {
   await checkDatabase(deps.db, config.databaseUrl);
   await checkRedis(deps.redis, config.redis);
 
-  const server = createConsoleApp(deps).listen(config.console.port);
-  await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
+  const server = await listenHttp(createConsoleApp(deps), config.console.port, config.http, logger);
   const port = (server.address() as AddressInfo).port;
   logger.info("console listening", { port, base_url: config.console.baseUrl });
   process.send?.({ ready: "console", port });

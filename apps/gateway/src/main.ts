@@ -2,7 +2,7 @@ import cluster from "node:cluster";
 import type { AddressInfo } from "node:net";
 import { loadConfig, type Config } from "@gen/config";
 import { checkDatabase } from "@gen/db";
-import { drainOnSignal } from "@gen/http";
+import { drainOnSignal, listenHttp } from "@gen/http";
 import { createLogger } from "@gen/logger";
 import { shareMetricsWithPrimary, startMetricsServer } from "@gen/metrics";
 import { checkRedis } from "@gen/queues";
@@ -25,8 +25,7 @@ async function serve(config: Config): Promise<void> {
   await checkRedis(deps.redis, config.redis);
   await checkRedis(deps.limiterRedis, config.redis);
 
-  const server = createApp(deps).listen(config.port);
-  await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
+  const server = await listenHttp(createApp(deps), config.port, config.http, logger);
   const port = (server.address() as AddressInfo).port;
   // A cluster's children cannot all bind the metrics port: the primary serves their merged metrics.
   if (cluster.isWorker) shareMetricsWithPrimary(deps.metrics);

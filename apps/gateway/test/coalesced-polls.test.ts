@@ -2,7 +2,7 @@ import request from "supertest";
 import { createDatabase, findTask, type Queryable, type Task } from "@gen/db";
 import { newTaskId } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
-import { createTaskReader } from "../src/services/read-task.ts";
+import { createTaskReader, createTaskWithDeliveryReader } from "../src/services/read-task.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 
@@ -66,6 +66,17 @@ test("reads that start together are one statement; the same id is read once", as
   expect(statements).toHaveLength(1);
   expect(statements[0]).toMatch(/from "tasks" where "id" = any\(\$1::text\[\]\)/);
   expect(tasks.map((task) => task?.id ?? null)).toEqual([...aliceTasks, aliceTasks[0], null, null, bobTask]);
+});
+
+test("polls with include=webhook gather the same way: one statement reads their tasks with their deliveries", async () => {
+  const read = createTaskWithDeliveryReader(gw.deps.db);
+  statements.length = 0;
+  const tasks = await Promise.all([...aliceTasks.map((id) => read(id, alice.userId)), read(bobTask, alice.userId)]);
+  expect(statements).toHaveLength(1);
+  expect(statements[0]).toMatch(/from "tasks" as "t" left join "webhook_deliveries" as "w"[\s\S]*where "t"."id" = any\(\$\d+::text\[\]\)/);
+  expect(tasks.map((task) => task?.id ?? null)).toEqual([...aliceTasks, null]);
+  // These tasks have no webhook_url: no delivery row, so no webhook object.
+  expect(tasks.map((task) => task?.webhook ?? null)).toEqual([null, null, null, null]);
 });
 
 /** A database whose task statements wait until the test answers them, one by one. */

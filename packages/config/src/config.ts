@@ -9,6 +9,8 @@ export interface Config {
   port: number;
   /** Gateway processes sharing `port` (GATEWAY_PROCESSES, 1..64); above 1 a cluster primary supervises them. */
   gatewayProcesses: number;
+  /** Deadlines and the connection cap of every HTTP listener (gateway and console), per process. */
+  http: HttpConfig;
   baseUrl: string;
   cdnUrl: string;
   webhookTimeoutMs: number;
@@ -52,6 +54,17 @@ export interface Config {
   jobLockMs: number;
   logLevel: string;
   console: ConsoleConfig;
+}
+
+export interface HttpConfig {
+  /** A request's line and headers must arrive within this (HTTP_HEADERS_TIMEOUT_MS); else 408 and the socket closes. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (HTTP_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (HTTP_KEEP_ALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs: number;
+  /** Open connections one process accepts (HTTP_MAX_CONNECTIONS); beyond it new ones are closed at once. */
+  maxConnections: number;
 }
 
 export interface ConsoleConfig {

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import path from "node:path";
+import { RENDER_TIMEOUT_MS } from "@gen/domain";
 import type { Config } from "./config.ts";
 import { redisConfig } from "./redis-config.ts";
 import { ConfigError } from "./config-error.ts";
@@ -20,6 +21,12 @@ export function loadConfig(env: Env = process.env): Config {
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),
     port,
     gatewayProcesses: int(env, "GATEWAY_PROCESSES", 1, 1, 64),
+    http: {
+      headersTimeoutMs: int(env, "HTTP_HEADERS_TIMEOUT_MS", 10_000, 1000),
+      requestTimeoutMs: int(env, "HTTP_REQUEST_TIMEOUT_MS", 120_000, 1000),
+      keepAliveTimeoutMs: int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", 5_000, 1000),
+      maxConnections: int(env, "HTTP_MAX_CONNECTIONS", 10_000, 1),
+    },
     baseUrl,
     cdnUrl: url(env, "CDN_URL", `${baseUrl}/cdn`),
     webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1),
@@ -66,12 +73,22 @@ export function loadConfig(env: Env = process.env): Config {
       sessionSecret: secret(env, "CONSOLE_SESSION_SECRET", 32),
     },
   };
-  // Attempt 3 is due at finished + FINAL; attempts 1 and 2 may each take up to the timeout, with the
-  // retry delay between them. A shorter FINAL would put attempt 3 before attempt 2 could finish.
-  const earliestFinal = config.webhookRetryDelayMs + 2 * config.webhookTimeoutMs;
+  // Attempt 2 must finish by finished + FINAL, whatever happened to attempt 1. Attempt 1 takes up to
+  // its body's build and the timeout; a worker dying in it, or a Redis losing the job of attempt 2,
+  // is repaired by the delivery reconciler, which waits one interval past the attempt's longest time
+  // (or its due time) and runs once per interval; then the retry delay, then attempt 2's own timeout.
+  // A shorter FINAL makes every recovered attempt 2 a `stale_claim`.
+  const recoveryMs = 2 * config.reconcileIntervalMs;
+  const earliestFinal = config.webhookRetryDelayMs + 2 * config.webhookTimeoutMs + RENDER_TIMEOUT_MS + recoveryMs;
   if (config.webhookFinalAttemptMs < earliestFinal) {
     throw new ConfigError(
-      `WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}`,
+      `WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS + ${RENDER_TIMEOUT_MS / 1000} s + 2 x RECONCILE_INTERVAL_MS (${earliestFinal}), got ${config.webhookFinalAttemptMs}: attempt 2 after a lost attempt or a Redis loss could not finish inside its window`,
+    );
+  }
+  // Node refuses a listener whose header deadline outlasts the whole request's.
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${config.http.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.http.requestTimeoutMs})`,
     );
   }
   config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);

@@ -65,10 +65,36 @@ describe("loadConfig", () => {
     expect(loadConfig({ GATEWAY_PROCESSES: "64" }).gatewayProcesses).toBe(64);
   });
 
-  it("refuses a final attempt that could start before attempt 2 has finished", () => {
-    const env = { WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_DELAY_MS: "4000" };
-    expect(() => loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "5999" })).toThrow(/WEBHOOK_FINAL_ATTEMPT_MS must be at least .* \(6000\)/);
-    expect(loadConfig({ ...env, WEBHOOK_FINAL_ATTEMPT_MS: "6000" }).webhookFinalAttemptMs).toBe(6000);
+  it("HTTP listener deadlines and cap: defaults, overrides, and a header deadline past the request's refused", () => {
+    expect(loadConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 });
+    const env = { HTTP_HEADERS_TIMEOUT_MS: "3000", HTTP_REQUEST_TIMEOUT_MS: "3000", HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000", HTTP_MAX_CONNECTIONS: "20" };
+    expect(loadConfig(env).http).toEqual({ headersTimeoutMs: 3000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 65_000, maxConnections: 20 });
+    expect(() => loadConfig({ ...env, HTTP_REQUEST_TIMEOUT_MS: "2999" })).toThrow(
+      "HTTP_HEADERS_TIMEOUT_MS (3000) must not exceed HTTP_REQUEST_TIMEOUT_MS (2999)",
+    );
+    for (const [name, value] of [
+      ["HTTP_HEADERS_TIMEOUT_MS", "999"],
+      ["HTTP_MAX_CONNECTIONS", "0"],
+      ["HTTP_KEEP_ALIVE_TIMEOUT_MS", "5s"],
+    ]) {
+      expect(() => loadConfig({ [name!]: value })).toThrow(name);
+    }
+  });
+
+  it("refuses a final attempt that leaves attempt 2 no time to be recovered (lost attempt, Redis loss) and finish", () => {
+    // Attempt 1 up to 2 s + 3 s, the reconciler's grace and period 2 x 15 s, the retry delay 5 s, attempt 2's 3 s.
+    const example = { WEBHOOK_TIMEOUT_MS: "3000", WEBHOOK_RETRY_DELAY_MS: "5000", WEBHOOK_FINAL_ATTEMPT_MS: "12000" };
+    expect(() => loadConfig(example)).toThrow(
+      "WEBHOOK_FINAL_ATTEMPT_MS must be at least WEBHOOK_RETRY_DELAY_MS + 2 x WEBHOOK_TIMEOUT_MS + 2 s + 2 x RECONCILE_INTERVAL_MS (43000), got 12000: attempt 2 after a lost attempt or a Redis loss could not finish inside its window",
+    );
+    expect(() => loadConfig({ ...example, WEBHOOK_FINAL_ATTEMPT_MS: "42999" })).toThrow(ConfigError);
+    expect(loadConfig({ ...example, WEBHOOK_FINAL_ATTEMPT_MS: "43000" }).webhookFinalAttemptMs).toBe(43_000);
+    // A shorter reconciler interval shortens the recovery: 5 + 6 + 2 + 2 x 1 s.
+    const fastReconciler = { ...example, RECONCILE_INTERVAL_MS: "1000" };
+    expect(() => loadConfig(fastReconciler)).toThrow(/\(15000\), got 12000/);
+    expect(loadConfig({ ...fastReconciler, WEBHOOK_FINAL_ATTEMPT_MS: "15000" }).webhookFinalAttemptMs).toBe(15_000);
+    // The defaults fit: 40 + 20 + 2 + 30 s against 300 s.
+    expect(loadConfig({}).webhookFinalAttemptMs).toBe(300_000);
   });
 
   it("the console: on the gateway by default, its own listener's port and address, an optional secret", () => {

@@ -49,6 +49,8 @@ export {
   listPendingOfFinishedTasks,
   listWaitingDeliveries,
   readDelivery,
+  findVisibleTasksWithDelivery,
+  type TaskWithDelivery,
   listAttempts,
   listRecentAttempts,
   countOutcomesPerMinute,

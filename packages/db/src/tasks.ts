@@ -13,7 +13,7 @@ import type { Queryable } from "./queryable.ts";
 export type Task = Row<"tasks">;
 
 /** Every column under the name the code uses; the return types below check the result against `Task`. */
-const TASK_SELECTION = [
+export const TASK_SELECTION = [
   "id",
   "user_id as userId",
   "endpoint",

@@ -13,6 +13,6 @@ export {
   type HttpStatusError,
 } from "./last-error.ts";
 export { ENDPOINTS, MEDIA_ENDPOINTS, isEndpoint, type Endpoint } from "./endpoint.ts";
-export { SCHEDULED_ATTEMPTS, type AttemptNo } from "./webhook-schedule.ts";
+export { RENDER_TIMEOUT_MS, SCHEDULED_ATTEMPTS, type AttemptNo } from "./webhook-schedule.ts";
 export { LEDGER_KINDS, LedgerKind } from "./ledger-kind.ts";
 export { type AttemptOutcome } from "./attempt-outcome.ts";

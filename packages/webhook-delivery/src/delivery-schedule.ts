@@ -6,9 +6,6 @@ export type Schedule = Pick<Config, "webhookRetryDelayMs" | "webhookFinalAttempt
 /** docs/api.md#webhook-delivery-schedule: attempt 3 must finish within this of its due time. */
 export const FINAL_ATTEMPT_WINDOW_MS = 60_000;
 
-/** docs/api.md#webhook-last-error-values: building the body gets 2 s (the task row is read by the claim). */
-export const RENDER_TIMEOUT_MS = 2_000;
-
 /** Whether `attempt` is one of the contract's scheduled attempts (an operator's are additions). */
 export function isScheduledAttempt(attempt: number): attempt is AttemptNo {
   return Number.isInteger(attempt) && attempt >= 1 && attempt <= SCHEDULED_ATTEMPTS;

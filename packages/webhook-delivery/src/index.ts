@@ -35,7 +35,6 @@ export { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-resul
 export { claimAttempt, claimedWithSettlement, firstClaimRequest, type ClaimedAttempt } from "./claim-attempt.ts";
 export {
   FINAL_ATTEMPT_WINDOW_MS,
-  RENDER_TIMEOUT_MS,
   attemptWindowEndsAt,
   fitsWindow,
   isScheduledAttempt,

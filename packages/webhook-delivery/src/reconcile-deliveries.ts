@@ -1,11 +1,11 @@
 import type { Queue } from "bullmq";
 import type { Config } from "@gen/config";
+import { RENDER_TIMEOUT_MS } from "@gen/domain";
 import { listOpenAttempts, listPendingOfFinishedTasks, listWaitingDeliveries, type Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { WebhookJobData } from "@gen/queues";
 import { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";
-import { RENDER_TIMEOUT_MS } from "./delivery-schedule.ts";
 import { recordLostAttempt } from "./record-lost-attempt.ts";
 
 export interface ReconcileDeliveriesDeps {

@@ -7,7 +7,7 @@ const REPO_ROOT = path.resolve(HERE, "../../..");
 const LOOPBACK_DNS = path.join(HERE, "loopback-dns.ts");
 const TAIL_LINES = 80;
 
-export type AppName = "gateway" | "worker";
+export type AppName = "gateway" | "worker" | "console";
 
 export interface AppProcess {
   name: string;

@@ -38,13 +38,13 @@ export interface FaultStack {
 }
 
 // Short enough that three attempts and the reconciler fit a scenario; the config requires
-// FINAL >= RETRY + 2 x TIMEOUT.
+// FINAL >= RETRY + 2 x TIMEOUT + 2 s + 2 x RECONCILE_INTERVAL (attempt 2 recovered in its window).
 const FAULT_TIMINGS = {
   JOB_LOCK_MS: "2000",
   RECONCILE_INTERVAL_MS: "1000",
   WEBHOOK_TIMEOUT_MS: "3000",
   WEBHOOK_RETRY_DELAY_MS: "1000",
-  WEBHOOK_FINAL_ATTEMPT_MS: "8000",
+  WEBHOOK_FINAL_ATTEMPT_MS: "11000",
 };
 
 /**

@@ -1,30 +1,39 @@
+import { DeliveryStatus, FIXED_LAST_ERRORS, HTTP_STATUS_ERROR_PATTERN, type AttemptOutcome, type HttpStatusError } from "@gen/domain";
+
 /**
- * Chart categories, in stacking and legend order, with one colour each. Every `http_<status>` is
- * one category (`http_error`): per-status bars would drown the chart; the attempt table and the
- * `webhook_attempts_total` metric keep the status.
+ * An attempt's `outcome` (`delivered` or its `last_error`, @gen/domain) as a chart category. Every
+ * `http_<status>` is one category (`http_error`): per-status bars would drown the chart; the
+ * attempt table and the `webhook_attempts_total` metric keep the status.
  */
-export const OUTCOME_CATEGORIES = [
-  { name: "delivered", colour: "#2e7d32" },
-  { name: "http_error", colour: "#ef6c00" },
-  { name: "timeout", colour: "#1976d2" },
-  { name: "connect_failed", colour: "#c62828" },
-  { name: "dns_failed", colour: "#ad1457" },
-  { name: "tls_error", colour: "#6a1b9a" },
-  { name: "blocked_private_address", colour: "#283593" },
-  { name: "request_failed", colour: "#5d4037" },
-  { name: "render_timeout", colour: "#00838f" },
-  { name: "render_failed", colour: "#00695c" },
-  { name: "stale_claim", colour: "#757575" },
-  { name: "attempt_lost", colour: "#212121" },
-  { name: "other", colour: "#bdbdbd" },
-] as const;
+export type OutcomeCategory = Exclude<AttemptOutcome, HttpStatusError> | "http_error" | "other";
 
-export type OutcomeCategory = (typeof OUTCOME_CATEGORIES)[number]["name"];
+// Keyed by the domain's values: a `last_error` value added there does not type-check here until it has a colour.
+const COLOURS: Record<OutcomeCategory, string> = {
+  delivered: "#2e7d32",
+  http_error: "#ef6c00",
+  timeout: "#1976d2",
+  connect_failed: "#c62828",
+  dns_failed: "#ad1457",
+  tls_error: "#6a1b9a",
+  blocked_private_address: "#283593",
+  request_failed: "#5d4037",
+  render_failed: "#00695c",
+  render_timeout: "#00838f",
+  stale_claim: "#757575",
+  attempt_lost: "#212121",
+  other: "#bdbdbd",
+};
 
-const KNOWN = new Set<string>(OUTCOME_CATEGORIES.map((category) => category.name));
+const ORDER: readonly OutcomeCategory[] = [DeliveryStatus.Delivered, "http_error", ...FIXED_LAST_ERRORS, "other"];
 
-/** The chart category of an attempt's `outcome` column (`delivered` or its `last_error`). */
+/** Chart categories, in stacking and legend order (the domain's), with one colour each. */
+export const OUTCOME_CATEGORIES = ORDER.map((name) => ({ name, colour: COLOURS[name] }));
+
+const KNOWN = new Set<string>([DeliveryStatus.Delivered, ...FIXED_LAST_ERRORS]);
+const HTTP_STATUS_ERROR = new RegExp(HTTP_STATUS_ERROR_PATTERN);
+
+/** The chart category of an attempt's `outcome` column; `other` for a value this build does not know. */
 export function outcomeCategory(outcome: string): OutcomeCategory {
-  if (/^http_\d{3}$/.test(outcome)) return "http_error";
+  if (HTTP_STATUS_ERROR.test(outcome)) return "http_error";
   return KNOWN.has(outcome) ? (outcome as OutcomeCategory) : "other";
 }

@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from "express";
 import { ApiError, Err } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { renderTask } from "@gen/task-render";
-import { createTaskReader, readTaskAnswer } from "../services/read-task.ts";
+import { createTaskReader, createTaskWithDeliveryReader, readTaskAnswer } from "../services/read-task.ts";
 import { context } from "@gen/http";
 import type { HotRoute } from "../http/hot-routes.ts";
 import { authenticate } from "../middleware/authenticate.ts";
@@ -21,7 +21,7 @@ const INCLUDE = {
 
 /** GET /api/v1/tasks/{id}: 200 whenever the caller owns the task, whatever its state. */
 export function pollRoute(deps: GatewayDeps): HotRoute {
-  const polls = { db: deps.db, finishedTasks: deps.finishedTasks, readTask: createTaskReader(deps.db) };
+  const polls = { finishedTasks: deps.finishedTasks, readTask: createTaskReader(deps.db), readTaskWithDelivery: createTaskWithDeliveryReader(deps.db) };
   return {
     method: "GET",
     path: "/api/v1/tasks/:id",

@@ -1,10 +1,10 @@
-import { findVisibleTasks, gatherBatches, readDelivery, type Database, type Queryable, type Task } from "@gen/db";
+import { findVisibleTasks, findVisibleTasksWithDelivery, gatherBatches, type Queryable, type Task, type TaskWithDelivery } from "@gen/db";
 import { isTerminalTask } from "@gen/domain";
 import { renderTask } from "@gen/task-render";
 import type { FinishedTaskCache } from "./finished-task-cache.ts";
 
 /** The caller's own, visible task, or null: another user's task looks exactly like a missing one. */
-export type TaskReader = (id: string, userId: string) => Promise<Task | null>;
+export type TaskReader<T extends Task = Task> = (id: string, userId: string) => Promise<T | null>;
 
 /** One poll's read on its own: the statement the gathered reads send (bench/data-scale.ts replays it). */
 export async function readTask(db: Queryable, id: string, userId: string): Promise<Task | null> {
@@ -17,11 +17,11 @@ export async function readTask(db: Queryable, id: string, userId: string): Promi
 // what one of a single id does (bench/README.md "Poll path, round 2").
 const READ_LIMITS = { maxSize: 64, maxInFlight: 2, maxWaitMs: 1 };
 
-type Outcome = { tasks: Map<string, Task> } | { error: unknown };
+type Outcome<T> = { tasks: Map<string, T> } | { error: unknown };
 
-interface PendingRead {
+interface PendingRead<T> {
   id: string;
-  answer: (outcome: Outcome) => void;
+  answer: (outcome: Outcome<T>) => void;
 }
 
 /**
@@ -33,10 +33,19 @@ interface PendingRead {
  * (70002 when PostgreSQL is unreachable, as for a read of its own).
  */
 export function createTaskReader(db: Queryable): TaskReader {
-  const gather = gatherBatches<PendingRead>(READ_LIMITS, async (batch) => {
-    let outcome: Outcome;
+  return gatheredReader(db, findVisibleTasks);
+}
+
+/** The same gathered reads for polls with `?include=webhook`: each task with its delivery, read in the same statement. */
+export function createTaskWithDeliveryReader(db: Queryable): TaskReader<TaskWithDelivery> {
+  return gatheredReader(db, findVisibleTasksWithDelivery);
+}
+
+function gatheredReader<T extends Task>(db: Queryable, statement: (db: Queryable, ids: readonly string[]) => Promise<T[]>): TaskReader<T> {
+  const gather = gatherBatches<PendingRead<T>>(READ_LIMITS, async (batch) => {
+    let outcome: Outcome<T>;
     try {
-      const rows = await findVisibleTasks(db, [...new Set(batch.map((read) => read.id))]);
+      const rows = await statement(db, [...new Set(batch.map((read) => read.id))]);
       outcome = { tasks: new Map(rows.map((task) => [task.id, task])) };
     } catch (error) {
       outcome = { error };
@@ -44,13 +53,13 @@ export function createTaskReader(db: Queryable): TaskReader {
     for (const read of batch) read.answer(outcome);
   });
   return async (id, userId) => {
-    const outcome = await new Promise<Outcome>((answer) => gather({ id, answer }));
+    const outcome = await new Promise<Outcome<T>>((answer) => gather({ id, answer }));
     if ("error" in outcome) throw outcome.error;
     return ownedBy(outcome.tasks.get(id), userId);
   };
 }
 
-const ownedBy = (task: Task | undefined, userId: string): Task | null => (task !== undefined && task.userId === userId ? task : null);
+const ownedBy = <T extends Task>(task: T | undefined, userId: string): T | null => (task !== undefined && task.userId === userId ? task : null);
 
 /**
  * The body of `GET /api/v1/tasks/{id}` for its owner, or null (not theirs, or no such task).
@@ -64,7 +73,7 @@ const ownedBy = (task: Task | undefined, userId: string): Task | null => (task !
  * so a cached answer for someone else is a 40001 without a read.
  */
 export async function readTaskAnswer(
-  deps: { db: Database; finishedTasks: FinishedTaskCache; readTask: TaskReader },
+  deps: { finishedTasks: FinishedTaskCache; readTask: TaskReader; readTaskWithDelivery: TaskReader<TaskWithDelivery> },
   id: string,
   userId: string,
   include: { webhook: boolean; billing: boolean },
@@ -72,9 +81,11 @@ export async function readTaskAnswer(
   const cacheKey = `${id}:${include.webhook ? "w" : ""}${include.billing ? "b" : ""}`;
   const cached = deps.finishedTasks.get(cacheKey);
   if (cached !== undefined) return cached.userId === userId ? cached.body : null;
-  const task = await deps.readTask(id, userId);
+  // With the webhook, the task and its delivery come from one statement: one instant of both.
+  const withDelivery = include.webhook ? await deps.readTaskWithDelivery(id, userId) : undefined;
+  const task = withDelivery === undefined ? await deps.readTask(id, userId) : withDelivery;
   if (!task) return null;
-  const webhook = include.webhook ? (task.webhookUrl === null ? null : await readDelivery(deps.db, task.id)) : undefined;
+  const webhook = withDelivery?.webhook;
   const body = renderTask(task, { webhook, billing: include.billing });
   const final = isTerminalTask(task.status) && (!include.webhook || task.webhookUrl === null || (webhook?.deliveredBy?.finishedAt ?? null) !== null);
   if (final) deps.finishedTasks.set(cacheKey, { userId, body });

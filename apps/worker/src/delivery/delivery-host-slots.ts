@@ -1,6 +1,7 @@
 import type { Config } from "@gen/config";
 import { createHostSlots, type HostSlots, type RedisClient } from "@gen/queues";
-import { FINAL_ATTEMPT_WINDOW_MS, RENDER_TIMEOUT_MS } from "@gen/webhook-delivery";
+import { RENDER_TIMEOUT_MS } from "@gen/domain";
+import { FINAL_ATTEMPT_WINDOW_MS } from "@gen/webhook-delivery";
 
 /** The fleet-wide tickets per receiver host, with the settings every process that sends attempts uses. */
 export function createDeliveryHostSlots(redis: RedisClient, config: Config): HostSlots {

@@ -1,7 +1,8 @@
 import type { TaskForBody } from "@gen/db";
 import { WorkerError } from "@gen/domain";
 import { renderTask } from "@gen/task-render";
-import { RENDER_TIMEOUT_MS, workerFailure, type AttemptResult } from "@gen/webhook-delivery";
+import { RENDER_TIMEOUT_MS } from "@gen/domain";
+import { workerFailure, type AttemptResult } from "@gen/webhook-delivery";
 
 /**
  * Builds the webhook body of a task for one attempt (`deliveryId` is that attempt's whd_ id) from

@@ -38,6 +38,7 @@ async function startChildWorker(extraEnv: Record<string, string> = {}): Promise<
     WEBHOOK_TIMEOUT_MS: String(fx.config.webhookTimeoutMs),
     WEBHOOK_RETRY_DELAY_MS: String(fx.config.webhookRetryDelayMs),
     WEBHOOK_FINAL_ATTEMPT_MS: String(fx.config.webhookFinalAttemptMs),
+    RECONCILE_INTERVAL_MS: String(fx.config.reconcileIntervalMs),
     WEBHOOK_ALLOWED_CIDRS: fx.config.webhookAllowedCidrs.join(","),
     JOB_LOCK_MS: String(fx.config.jobLockMs),
     TEST_CA_PEM: fx.ca.cert,

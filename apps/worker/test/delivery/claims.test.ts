@@ -4,7 +4,7 @@ import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 
 const RETRY_MS = 400;
-const FINAL_MS = 1_500;
+const FINAL_MS = 3_200;
 let fx: DeliveryFixture;
 let receiver: WebhookReceiver;
 

@@ -10,7 +10,7 @@ let receiver: WebhookReceiver;
 const metrics = createMetrics({ defaultMetrics: false });
 
 beforeAll(async () => {
-  fx = await createDeliveryFixture({ timeoutMs: 2_000, retryDelayMs: 400, finalAttemptMs: 5_000 });
+  fx = await createDeliveryFixture({ timeoutMs: 2_000, retryDelayMs: 400, finalAttemptMs: 6_600 });
   receiver = await startWebhookReceiver(fx.cert);
   fx.startWorker({ metrics });
 });

@@ -6,7 +6,7 @@ import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 
 const RETRY_MS = 200;
-const FINAL_MS = 2_500;
+const FINAL_MS = 4_400;
 let fx: DeliveryFixture;
 let receiver: WebhookReceiver;
 // What the receiver answers next; tests in a file run one after the other.

@@ -7,7 +7,7 @@ import { renderTaskBody } from "../../src/delivery/render-body.ts";
 
 // Shortened schedule: attempt 2 400 ms after attempt 1 failed, attempt 3 1.5 s after the task finished.
 const RETRY_MS = 400;
-const FINAL_MS = 1_500;
+const FINAL_MS = 3_200;
 // Generous: BullMQ delayed jobs are usually within a few ms, but CI machines stall.
 const LATE_MS = 1_000;
 const EARLY_MS = 5;
@@ -161,12 +161,12 @@ test("attempt 3 goes at once when attempt 2 fails after the final attempt time",
   const hook = await receiver(() => 500);
   const taskId = await fx.createTask({ url: hookUrl(hook.port) });
   const finishedAt = (await fx.task(taskId)).finishedAt!.getTime();
-  // Attempt 2 starts in time (its window is open) but takes 1.5 s to build its body, so it fails
-  // after finished + FINAL_MS.
+  // Attempts 1 and 2 each take 1.5 s to build their body: attempt 2 starts in time (its window is
+  // open) but fails after finished + FINAL_MS.
   let calls = 0;
   renderOverrides.set(taskId, async (task, deliveryId) => {
     calls += 1;
-    if (calls === 2) await new Promise((resolve) => setTimeout(resolve, 1_500));
+    if (calls <= 2) await new Promise((resolve) => setTimeout(resolve, 1_500));
     return renderTaskBody(task, deliveryId);
   });
   await fx.handOff(taskId);

@@ -6,5 +6,5 @@ export { TASK_FOR_BODY_COLUMNS, claimAttemptRows, type ClaimRequest, type FirstC
 export { finishAttemptRows, type AttemptRecord } from "./finish-attempt.ts";
 export { reopenForRedelivery, readRedeliveryTarget } from "./reopen-for-redelivery.ts";
 export { listOpenAttempts, listPendingOfFinishedTasks, listWaitingDeliveries } from "./stranded-deliveries.ts";
-export { readDelivery, type DeliveryRecord, type FirstDelivery } from "./read-delivery.ts";
+export { findVisibleTasksWithDelivery, readDelivery, type DeliveryRecord, type FirstDelivery, type TaskWithDelivery } from "./read-delivery.ts";
 export { listAttempts, listRecentAttempts, countOutcomesPerMinute, type AttemptLogRow } from "./attempt-log.ts";

@@ -52,6 +52,8 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     WEBHOOK_TIMEOUT_MS: String(options.timeoutMs),
     WEBHOOK_RETRY_DELAY_MS: String(options.retryDelayMs),
     WEBHOOK_FINAL_ATTEMPT_MS: String(options.finalAttemptMs),
+    // The reconciler is run by the tests themselves; the shortest interval lets short schedules pass the config's recovery check.
+    RECONCILE_INTERVAL_MS: "100",
     WEBHOOK_ALLOWED_CIDRS: "127.0.0.1/32",
     JOB_LOCK_MS: String(options.jobLockMs ?? 30_000),
     LOG_LEVEL: "silent",
