@@ -13,8 +13,8 @@ describe("loadConfig", () => {
     expect(config.submitRate).toEqual({ perSec: 10, burst: 20 });
     expect(config.webhookAllowedCidrs).toEqual([]);
     expect(config.upstreamAllowedCidrs).toEqual(["127.0.0.1"]);
-    // docs/configuration.md: 64 attempts per worker process, 32 in flight per receiver fleet-wide.
-    expect([config.deliveryConcurrency, config.webhookHostConcurrency]).toEqual([64, 32]);
+    // docs/configuration.md: 64 attempts per worker process, 32 in flight per receiver fleet-wide, 64 per customer.
+    expect([config.deliveryConcurrency, config.webhookHostConcurrency, config.webhookCustomerConcurrency]).toEqual([64, 32, 64]);
   });
 
   it.each([
@@ -45,6 +45,8 @@ describe("loadConfig", () => {
     ["GATEWAY_PROCESSES", "65"],
     ["GATEWAY_PROCESSES", "2.5"],
     ["GATEWAY_PROCESSES", "auto"],
+    ["WEBHOOK_CUSTOMER_CONCURRENCY", "0"],
+    ["WEBHOOK_CUSTOMER_CONCURRENCY", "many"],
   ])("refuses %s=%s with a ConfigError naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

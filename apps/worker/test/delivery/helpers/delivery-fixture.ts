@@ -73,6 +73,8 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     config,
     db,
     redis,
+    /** The owner of every task the fixture makes: the customer their receivers' tickets count under. */
+    userId,
     queue,
     logger,
     ca,
