@@ -28,8 +28,9 @@ export const SLOW_HOST_TIMEOUTS = 3;
 export type Lane = "main" | "slow";
 
 /**
- * granted: the ticket is held (or was already). slow: the host keeps timing out; from the main lane
- * its attempts go to the slow lane. full: no ticket and not parked. parked: no ticket; the attempt
+ * granted: the ticket is held (or was already). slow: the host (or its customer or registrable
+ * domain) keeps timing out, or the customer is at its cap; from the main lane the attempt goes to
+ * the slow lane. full: no ticket and not parked. parked: no ticket; the attempt
  * is in the waiting list and is promoted when one frees.
  */
 export type HostSlot = "granted" | "slow" | "full" | "parked";
@@ -66,9 +67,10 @@ end
 // Returns {status, promoted...}: 1 granted, 2 slow, 0 full, 3 parked (in the waiting list).
 // A waiter that parks after waiting keeps its place (its score) in the list.
 // From the main lane a host is slow after that many timeouts in a row, or when it is at its cap with a
-// timeout behind it; so is every host of a customer or registrable domain with that many timeouts in a
-// row, and every host of a customer at its cap (owner_slow). (Not "an attempt running for a while": under CPU load a healthy host's POST can
-// take a second, and it must not be sent to the slow lane for that.) Waiters are older than the
+// timeout behind it; so is every host of a customer or registrable domain with that many timeouts in
+// a row, and every host of a customer at its cap (owner_slow). (Not "an attempt running for a
+// while": under CPU load a healthy host's POST can take a second, and it must not be sent to the
+// slow lane for that.) Waiters are older than the
 // caller, so they are promoted before the caller may take a free ticket.
 // KEYS[4] the customer's tickets (zset, leases as the host's), KEYS[5] its timeouts, KEYS[6] the
 // registrable domain's timeouts. customer_cap 0: no customer (KEYS[4], KEYS[5] untouched). A promoted

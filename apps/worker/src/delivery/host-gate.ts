@@ -45,14 +45,14 @@ function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): nu
 }
 
 /**
- * Asks for a ticket of the attempt's receiver host, counted for its customer too (one Redis round trip). Granted: the attempt
- * goes on. At the host's cap: the attempt joins the host's waiting list and first waits in its
- * worker for a ticket this process frees (LOCAL_WAIT_MS); none by then: the job is parked, i.e.
- * delayed until the end of its window, keeping its place in the list, and a freed ticket promotes
- * it; its worker slot is free meanwhile (throws DelayedError, as BullMQ wants). A host that keeps
- * timing out (or its customer or registrable domain, or a customer at its cap), seen from the main
- * lane: the attempt moves to the slow lane and this job ends. Redis trouble here does not stop delivery: the
- * attempt runs without a ticket (logged).
+ * Asks for a ticket of the attempt's receiver host, counted for its customer too (one Redis round
+ * trip). Granted: the attempt goes on. At the host's cap: the attempt joins the host's waiting list
+ * and first waits in its worker for a ticket this process frees (LOCAL_WAIT_MS); none by then: the
+ * job is parked, i.e. delayed until the end of its window, keeping its place in the list, and a
+ * freed ticket promotes it; its worker slot is free meanwhile (throws DelayedError, as BullMQ
+ * wants). A host that keeps timing out (or its customer or registrable domain, or a customer at its
+ * cap), seen from the main lane: the attempt moves to the slow lane and this job ends. Redis trouble
+ * here does not stop delivery: the attempt runs without a ticket (logged).
  */
 export async function enterHostGate(
   deps: GateDeps,
@@ -153,15 +153,15 @@ function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): P
 /**
  * Enqueues attempt `attempt` in `lane` routed by its host's tickets, so a queue only holds attempts
  * that can start: with a ticket it runs now; without one it is parked until a ticket frees (at the
- * latest until its window closes); for a host that keeps timing out (or its customer or
- * registrable domain, or a customer at its cap) it goes to the slow lane. Used
- * at the hand-off and when the main lane gives an attempt to the slow lane. Redis trouble with the
- * tickets: the attempt is enqueued to run now and asks at its start. `runHere`, given the granted
- * ticket, may take the attempt to run in this process instead (the inline first attempt); when it
- * declines, the job is queued as before and asks for the ticket again under the same id. `taken`:
- * the attempt's ticket, already held (takeFreeTicket), so nothing is asked. `waitHere`: at the cap
- * of a fast host (tickets held briefly here), offered the chance to wait in this process for a ticket
- * this process frees instead of parking (`waitForFreedTicket`); when it takes it, nothing is enqueued.
+ * latest until its window closes); for a host that keeps timing out (or its customer or registrable
+ * domain, or a customer at its cap) it goes to the slow lane. Used at the hand-off and when the main
+ * lane gives an attempt to the slow lane. Redis trouble with the tickets: the attempt is enqueued to
+ * run now and asks at its start. `runHere`, given the granted ticket, may take the attempt to run in
+ * this process instead (the inline first attempt); when it declines, the job is queued as before and
+ * asks for the ticket again under the same id. `taken`: the attempt's ticket, already held
+ * (takeFreeTicket), so nothing is asked. `waitHere`: at the cap of a fast host (tickets held briefly
+ * here), offered the chance to wait in this process for a ticket this process frees instead of
+ * parking (`waitForFreedTicket`); when it takes it, nothing is enqueued.
  */
 export async function routeToLane(
   deps: GateDeps,
