@@ -136,7 +136,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         // The generation worker's terminal step (finish): the receiver's ticket asked for alongside the
         // settlement (task row, ledger, balance), then attempt 1.
         const committing = Date.now();
-        const { settled, committed, ticketed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!);
+        const { settled, committed, ticketed } = await settleAndHandOff(runnerDb, handOff, id, urls[i % urls.length]!, user.userId);
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
         traced.push({ id, committing, ticketed, committed });
         finishedAt.set(id, settled.finishedAt!.getTime());
@@ -195,7 +195,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // worker's did in the warm-up above: a generation worker in service has them already.
   const warmDispatch = await createRunningTasks(db, user.userId, receiver.urls, 100);
   for (const [n, id] of warmDispatch.entries()) {
-    await settleAndHandOff(runnerDb, handOff, id, receiver.urls[n % receiver.urls.length]!);
+    await settleAndHandOff(runnerDb, handOff, id, receiver.urls[n % receiver.urls.length]!, user.userId);
     await sleep(10);
   }
   await waitFor(() => warmDispatch.every((id) => receiver.posts.has(id)), 60_000, "dispatch warm-up");
@@ -297,7 +297,10 @@ function generationHandOff(
   const config = loadConfig({ ...process.env, ...ctx.stack.env, ...(cap ? { WEBHOOK_HOST_CONCURRENCY: cap } : {}) });
   const gate = handOffGate(config, redis, webhookQueue, logger);
   if (kind === "queued") {
-    const route = firstAttemptHandOff((taskId, attempt, url, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, windowEndsAt), config);
+    const route = firstAttemptHandOff(
+      (taskId, attempt, url, customer, windowEndsAt) => routeToLane(gate, "main", taskId, attempt, url, customer, windowEndsAt),
+      config,
+    );
     return { handOff: { webhookQueue, logger, handOffWebhook: route }, close: () => gate.close() };
   }
   return inlineHandOff(gate, db, ctx.receiver.childEnv.FAULT_HOSTS!, ctx.receiver.ca);

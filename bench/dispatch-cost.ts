@@ -83,7 +83,7 @@ async function dispatch(ids: string[], rate: number): Promise<number[]> {
   await Promise.all(
     ids.map(async (id, i) => {
       await sleep(begin + (i * 1000) / rate - performance.now());
-      const { settled } = await settleAndHandOff(db, handOff, id, urls[i % urls.length]!);
+      const { settled } = await settleAndHandOff(db, handOff, id, urls[i % urls.length]!, userId);
       if (!settled) throw new Error(`task ${id} did not settle`);
       lags.push(Date.now() - settled.finishedAt!.getTime());
     }),

@@ -42,10 +42,10 @@ const logger = createLogger("bench", "error");
 const userId = "usr_bench";
 await db.$sql.query("INSERT INTO users (id, credits) VALUES ($1, 2000000000)", [userId]);
 // The worker's tickets as createDeliveryWorker sets them up, the cap out of the way (no worker frees them).
-const hostSlots = createHostSlots(redis, { prefix, cap: 1_000_000, leaseMs: 60_000, slowMemoryMs: 60_000, waitMemoryMs: 600_000 });
+const hostSlots = createHostSlots(redis, { prefix, cap: 1_000_000, customerCap: 1_000_000, leaseMs: 60_000, slowMemoryMs: 60_000, waitMemoryMs: 600_000 });
 const routed = firstAttemptHandOff(
-  (taskId, attempt, url, windowEndsAt) =>
-    routeToLane({ hostSlots, webhookQueue, logger, config, now: () => new Date() }, "main", taskId, attempt, url, windowEndsAt),
+  (taskId, attempt, url, customer, windowEndsAt) =>
+    routeToLane({ hostSlots, webhookQueue, logger, config, now: () => new Date() }, "main", taskId, attempt, url, customer, windowEndsAt),
   config,
 );
 const outcome = (id: string) => ({ status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 });
@@ -58,10 +58,10 @@ const operations: { name: string; run: (id: string) => Promise<unknown> }[] = [
     run: async (id) => settleTask(db, (await findTask(db, id))!, outcome(id)),
   },
   { name: "settlement (close statement only)", run: (id) => settleTask(db, toSettle(id), outcome(id)) },
-  { name: "hand-off, plain (Queue.add)", run: (id) => handOffWebhook({ webhookQueue, logger }, { id, webhookUrl: HOOK_URL, finishedAt }) },
+  { name: "hand-off, plain (Queue.add)", run: (id) => handOffWebhook({ webhookQueue, logger }, { id, userId, webhookUrl: HOOK_URL, finishedAt }) },
   {
     name: "hand-off, routed (ticket script, Queue.add)",
-    run: (id) => handOffWebhook({ webhookQueue, logger, handOffWebhook: routed }, { id, webhookUrl: HOOK_URL, finishedAt }),
+    run: (id) => handOffWebhook({ webhookQueue, logger, handOffWebhook: routed }, { id, userId, webhookUrl: HOOK_URL, finishedAt }),
   },
 ];
 

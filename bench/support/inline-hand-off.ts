@@ -71,8 +71,9 @@ export async function settleAndHandOff(
   handOff: HandOffDeps,
   id: string,
   webhookUrl: string,
+  userId: string,
 ): Promise<{ settled: ClosedTask | null; committed: number; ticketed: number }> {
-  const prepared = prepareHandOff(handOff, { id, webhookUrl });
+  const prepared = prepareHandOff(handOff, { id, userId, webhookUrl });
   const output = { image_urls: [`https://cdn.bench.example/${id}/0.png`] };
   const claimFirst = await prepared.claimFirst();
   const ticketed = Date.now();

@@ -8,10 +8,10 @@
 // under 1 s, and what became of the hanging receiver's webhooks.
 import { Queue } from "bullmq";
 import { QUEUE_NAMES, webhookJobId } from "@gen/queues";
-import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
-import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/fault-stack.ts";
+import { failWithAppOutput, type FaultStack } from "./support/fault-stack.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
-import { submitMany, until } from "./support/load.ts";
+import { attemptOutcomes, healthyDispatch, percentile, startIsolationStage, type IsolationStage } from "./support/isolation.ts";
+import { submitMany } from "./support/load.ts";
 import { waitSettled } from "./support/no-loss.ts";
 import { connectRedis } from "./support/private-redis.ts";
 import { sampleCpu } from "../../bench/support/proc-cpu.ts";
@@ -31,7 +31,7 @@ const SUBMIT_RATE = Number(process.env.FAULTS_HOST_ISOLATION_RATE ?? 45);
 // A regression guard well above the goal (p99 < 1 s), for a loaded 2-core machine.
 const P99_GUARD_MS = 3_000;
 
-let database: ScratchDatabase | undefined;
+let stage: IsolationStage | undefined;
 let hanging: HookReceiver | undefined;
 let healthy: HookReceiver | undefined;
 let stack: FaultStack | undefined;
@@ -81,8 +81,6 @@ async function queueTurns(taskIds: string[]): Promise<number> {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-
 // FAULTS_HOST_ISOLATION=0 skips it (a scenario of about two minutes).
 const describeIsolation = process.env.FAULTS_HOST_ISOLATION === "0" ? describe.skip : describeWithReceiver;
 
@@ -91,29 +89,10 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
     // FAULTS_HOST_ISOLATION_CONTROL=1: the "hanging" receiver answers at once, which shows what the
     // same load costs the healthy receiver without any hang (the baseline of the figure below).
     hanging = await startHookReceiver(() => ({ status: 200, delayMs: process.env.FAULTS_HOST_ISOLATION_CONTROL ? 0 : HANG_MS }));
-    healthy = await startHookReceiver(() => ({ status: 200 }), hanging.ca);
-    const both = (key: string) => `${hanging!.childEnv[key]},${healthy!.childEnv[key]}`;
-    database = await createScratchDatabase();
-    stack = await startFaultStack({
-      databaseUrl: database.url,
-      redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-      env: {
-        FAULT_HOSTS: both("FAULT_HOSTS"),
-        WEBHOOK_ALLOWED_CIDRS: both("WEBHOOK_ALLOWED_CIDRS"),
-        NODE_EXTRA_CA_CERTS: hanging.childEnv.NODE_EXTRA_CA_CERTS!,
-        WEBHOOK_HOST_CONCURRENCY: String(HOST_CAP),
-        WORKER_CONCURRENCY: "64",
-        JOB_LOCK_MS: "30000",
-      },
-    });
-    await stack.startWorker();
+    stage = await startIsolationStage(hanging, { WEBHOOK_HOST_CONCURRENCY: String(HOST_CAP) });
+    ({ stack, healthy } = stage);
   });
-  afterAll(async () => {
-    await stack?.close();
-    await healthy?.close();
-    await hanging?.close();
-    await database?.drop();
-  });
+  afterAll(() => stage?.close());
 
   test("the healthy receiver keeps its schedule; the hanging one gets at most its cap", async () => {
     const { db } = stack!;
@@ -143,25 +122,10 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
     const hangingIds = ids.filter((_, i) => !isHealthy(i));
     const submittedMs = Date.now() - started;
 
-    await until(
-      async () => (await db.webhookDelivery.count({ where: { taskId: { in: healthyIds }, status: { in: ["delivered", "failed"] } } })) === HEALTHY_TASKS,
-      120_000,
-      "healthy webhooks settled",
-    ).catch(fail);
-    const healthyOutcomes = await db.webhookAttempt.groupBy({ by: ["outcome"], where: { taskId: { in: healthyIds } }, _count: true });
-    const tasks = await db.task.findMany({ where: { id: { in: healthyIds } }, select: { id: true, finishedAt: true } });
-    const summary = (rows: typeof healthyOutcomes) => rows.map((row) => `${row.outcome} ${row._count}`).join(", ");
-    const latencies = tasks
-      .flatMap(
-        (task) =>
-          healthy!.posts
-            .get(task.id)
-            ?.slice(0, 1)
-            .map((post) => post.at - task.finishedAt!.getTime()) ?? [],
-      )
-      .sort((a, b) => a - b);
+    const { latencies, tasks } = await healthyDispatch(stack!, healthy!, healthyIds).catch(fail);
+    const healthyOutcomes = await attemptOutcomes(db, healthyIds);
     process.stdout.write(
-      `healthy attempts: ${summary(healthyOutcomes)}; healthy dispatch p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms\n`,
+      `healthy attempts: ${healthyOutcomes.line}; healthy dispatch p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms\n`,
     );
     process.stdout.write(`healthy dispatch by stage: ${await stages(tasks)}\n`);
     const p50 = percentile(latencies, 50);
@@ -171,15 +135,15 @@ describeIsolation("a hanging receiver with 1,000 webhooks next to a healthy one 
     clearInterval(sampler);
     const cpuMs = stopCpu().ms.workers!;
     const turns = await queueTurns(hangingIds);
-    const hangingOutcomes = await db.webhookAttempt.groupBy({ by: ["outcome"], where: { taskId: { in: hangingIds } }, _count: true });
+    const hangingOutcomes = await attemptOutcomes(db, hangingIds);
     process.stdout.write(
       `host isolation (${HANGING_TASKS} tasks to a hanging host, ${HEALTHY_TASKS} to a healthy one, 2 workers, cap ${HOST_CAP}/host, submitted in ${(submittedMs / 1000).toFixed(1)} s at up to ${SUBMIT_RATE}/s): ` +
-        `healthy dispatch p50 ${p50} ms, p99 ${p99} ms, max ${latencies[latencies.length - 1]} ms (goal p99 < 1000 ms); healthy attempts: ${summary(healthyOutcomes)}; ` +
-        `hanging host: at most ${maxHanging} POSTs in flight, attempts ${summary(hangingOutcomes)}, ${turns} queue turns; all settled after ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
+        `healthy dispatch p50 ${p50} ms, p99 ${p99} ms, max ${latencies[latencies.length - 1]} ms (goal p99 < 1000 ms); healthy attempts: ${healthyOutcomes.line}; ` +
+        `hanging host: at most ${maxHanging} POSTs in flight, attempts ${hangingOutcomes.line}, ${turns} queue turns; all settled after ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
         `worker CPU ${(cpuMs / 1000).toFixed(1)} s in all, ${(cpuMs / total).toFixed(1)} ms per task (generation and every attempt)\n`,
     );
 
-    expect(healthyOutcomes.map((row) => [row.outcome, row._count])).toEqual([["delivered", HEALTHY_TASKS]]);
+    expect(healthyOutcomes.rows).toEqual([["delivered", HEALTHY_TASKS]]);
     expect(healthyIds.filter((id) => healthy!.posts.get(id)?.length !== 1)).toEqual([]);
     expect(p99).toBeLessThan(P99_GUARD_MS);
     // Sampled: a POST the sender gave up on may be seen open for a moment after its slot was reused.

@@ -113,8 +113,8 @@ function recordingHandOff() {
   const calls: string[] = [];
   const handOff: Pick<GenerationDeps, "handOffWebhook" | "prepareHandOff"> = {
     handOffWebhook: async (taskId) => void calls.push(`routed ${taskId}`),
-    prepareHandOff: async (taskId, url) => {
-      calls.push(`prepare ${taskId} ${url}`);
+    prepareHandOff: async (taskId, url, customer) => {
+      calls.push(`prepare ${taskId} ${url} ${customer}`);
       return { claimFirst: false, handOff: async () => void calls.push(`held ${taskId}`), giveBack: async () => void calls.push(`give back ${taskId}`) };
     },
   };
@@ -129,7 +129,7 @@ test("finish takes the receiver's ticket alongside the settlement and hands off 
   await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
-  expect(calls).toEqual([`prepare ${id} ${url}`, `held ${id}`]);
+  expect(calls).toEqual([`prepare ${id} ${url} ${userId}`, `held ${id}`]);
   expect((await db.task.findUniqueOrThrow({ where: { id } })).status).toBe("failed");
 });
 
@@ -143,6 +143,6 @@ test("a task cancelled while finish settles it: its ticket is given back and not
   provider.cancel = async () => void (await settleTask(db, { id, reservedCredits: 1 }, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 }));
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
-  expect(calls).toEqual([`prepare ${id} ${url}`, `give back ${id}`]);
+  expect(calls).toEqual([`prepare ${id} ${url} ${userId}`, `give back ${id}`]);
   expect((await db.task.findUniqueOrThrow({ where: { id } })).errorCode).toBe(Wf.Canceled);
 });

@@ -44,6 +44,8 @@ export interface Config {
   deliveryConcurrency: number;
   /** Attempts in flight to one receiver host across the whole fleet (WEBHOOK_HOST_CONCURRENCY). */
   webhookHostConcurrency: number;
+  /** Attempts in flight for one customer (task owner), all its receivers together, across the whole fleet, before the rest go to the slow lane (WEBHOOK_CUSTOMER_CONCURRENCY). */
+  webhookCustomerConcurrency: number;
   reconcileIntervalMs: number;
   /** Port of the worker's Prometheus endpoint (GET /metrics); 0 turns it off. */
   workerMetricsPort: number;

@@ -57,6 +57,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int(env, "WORKER_CONCURRENCY", 16, 1),
     deliveryConcurrency: int(env, "DELIVERY_CONCURRENCY", 64, 1),
     webhookHostConcurrency: int(env, "WEBHOOK_HOST_CONCURRENCY", 32, 1),
+    webhookCustomerConcurrency: int(env, "WEBHOOK_CUSTOMER_CONCURRENCY", 64, 1),
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 15_000, 100),
     workerMetricsPort: int(env, "WORKER_METRICS_PORT", 9091, 0, 65535),
     gatewayMetricsPort: int(env, "GATEWAY_METRICS_PORT", 9090, 0, 65535),

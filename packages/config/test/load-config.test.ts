@@ -15,8 +15,8 @@ describe("loadConfig", () => {
     expect(config.upstreamAllowedCidrs).toEqual(["127.0.0.1"]);
     expect(config.upstreamMaxResponseBytes).toBe(1_048_576);
     expect(config.inputUrlAllowedCidrs).toEqual([]);
-    // docs/configuration.md: 64 attempts per worker process, 32 in flight per receiver fleet-wide.
-    expect([config.deliveryConcurrency, config.webhookHostConcurrency]).toEqual([64, 32]);
+    // docs/configuration.md: 64 attempts per worker process, 32 in flight per receiver fleet-wide, 64 per customer.
+    expect([config.deliveryConcurrency, config.webhookHostConcurrency, config.webhookCustomerConcurrency]).toEqual([64, 32, 64]);
   });
 
   it.each([
@@ -49,6 +49,8 @@ describe("loadConfig", () => {
     ["GATEWAY_PROCESSES", "auto"],
     ["UPSTREAM_MAX_RESPONSE_BYTES", "0"],
     ["UPSTREAM_MAX_RESPONSE_BYTES", "1MiB"],
+    ["WEBHOOK_CUSTOMER_CONCURRENCY", "0"],
+    ["WEBHOOK_CUSTOMER_CONCURRENCY", "many"],
   ])("refuses %s=%s with a ConfigError naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -183,7 +183,7 @@ test("a failed manual attempt keeps a delivered delivery delivered, with its del
   expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });
 });
 
-test("a lone state read: the delivery, its task's end, and the attempt's row once claimed", async () => {
+test("a lone state read: the delivery, its task's end and owner, and the attempt's row once claimed", async () => {
   const taskId = await deliveryOf({ status: "pending" });
   const task = (await db.task.findUnique({ where: { id: taskId } }))!;
   const unclaimed = { attemptId: null, attemptStartedAt: null, attemptFinishedAt: null, attemptRequestedBy: null };
@@ -196,6 +196,7 @@ test("a lone state read: the delivery, its task's end, and the attempt's row onc
     redeliveryRequestedBy: null,
     taskStatus: "failed",
     taskFinishedAt: task.finishedAt,
+    taskUserId: task.userId,
     ...unclaimed,
   });
   const attemptId = newDeliveryId();

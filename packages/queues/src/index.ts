@@ -18,6 +18,7 @@ export { createRedis, type RedisClient, type RedisRole } from "./create-redis.ts
 export {
   createHostSlots,
   SLOW_HOST_TIMEOUTS,
+  registrableDomain,
   type HostSlot,
   type HostSlotAnswer,
   type HostSlotOptions,

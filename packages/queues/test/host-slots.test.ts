@@ -1,14 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { SLOW_HOST_TIMEOUTS, createHostSlots, createRedis, type HostSlots } from "../src/index.ts";
+import { SLOW_HOST_TIMEOUTS, createHostSlots, createRedis, registrableDomain, type HostSlots } from "../src/index.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const redis = createRedis(REDIS_URL, "blocking");
 const prefix = `test_slots_${randomBytes(4).toString("hex")}`;
-const HOST = "receiver.test:443";
 
-const slotsWith = (cap: number, leaseMs = 60_000): HostSlots => createHostSlots(redis, { prefix, cap, leaseMs, slowMemoryMs: 60_000, waitMemoryMs: 60_000 });
+const slotsWith = (cap: number, leaseMs = 60_000, customerCap = 1_000): HostSlots =>
+  createHostSlots(redis, { prefix, cap, customerCap, leaseMs, slowMemoryMs: 60_000, waitMemoryMs: 60_000 });
 let n = 0;
-const host = () => `${HOST}-${++n}`;
+// Each host a registrable domain of its own: timeouts are counted per domain too.
+const host = () => `receiver-${++n}.test:443`;
+// Each customer a test's own (the keys outlive a test).
+const customer = () => `usr_${randomBytes(4).toString("hex")}`;
 
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}:*`);
@@ -201,4 +204,104 @@ test("a Redis error fails every call of the script alike, and only the calls of 
   const reasons = answers.flatMap((answer) => (answer.status === "rejected" ? [String(answer.reason)] : []));
   expect(new Set(reasons).size).toBe(1);
   expect(reasons[0]).toMatch(/WRONGTYPE/);
+});
+
+test("a customer at its cap is slow from the main lane on any of its hosts; the slow lane still runs it; a release makes room", async () => {
+  const [a, b] = [customer(), customer()];
+  const slots = slotsWith(8, 60_000, 2);
+  const [h1, h2, h3] = [host(), host(), host()];
+  expect((await slots.acquire(h1, "a", "main", false, a)).slot).toBe("granted");
+  expect((await slots.acquire(h2, "b", "main", false, a)).slot).toBe("granted");
+  // A third host name costs the customer nothing more: it is at its cap.
+  expect((await slots.acquire(h3, "c", "main", false, a)).slot).toBe("slow");
+  expect((await slots.acquire(h3, "c", "main", true, a)).slot).toBe("slow");
+  expect((await slots.acquire(h3, "c", "slow", false, a)).slot).toBe("granted");
+  // A ticket it holds is granted again; another customer on the same host is not held back.
+  expect((await slots.acquire(h1, "a", "main", false, a)).slot).toBe("granted");
+  expect((await slots.acquire(h3, "d", "main", false, b)).slot).toBe("granted");
+  await slots.release(h1, "a", "answered", a);
+  await slots.release(h3, "c", "answered", a);
+  expect((await slots.acquire(host(), "e", "main", false, a)).slot).toBe("granted");
+  expect((await slots.acquire(host(), "f", "main", false, a)).slot).toBe("slow");
+  // Without a customer only the host counts.
+  expect((await slots.acquire(host(), "g", "main")).slot).toBe("granted");
+});
+
+test("a customer's tickets are leases: a dead worker's run out", async () => {
+  const [a] = [customer()];
+  const slots = slotsWith(8, 200, 1);
+  await slots.acquire(host(), "dead-worker", "main", false, a);
+  expect((await slots.acquire(host(), "b", "main", false, a)).slot).toBe("slow");
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  expect((await slots.acquire(host(), "b", "main", false, a)).slot).toBe("granted");
+});
+
+test("a waiter promoted into a host's ticket counts for its customer when its job asks again", async () => {
+  const [a, b] = [customer(), customer()];
+  const slots = slotsWith(1, 60_000, 1);
+  const h = host();
+  await slots.acquire(h, "a", "main", false, b);
+  expect((await slots.acquire(h, "b", "main", true, a)).slot).toBe("parked");
+  expect(await slots.release(h, "a", "answered", b)).toEqual([{ lane: "main", ticket: "b" }]);
+  expect((await slots.acquire(h, "b", "main", false, a)).slot).toBe("granted");
+  expect((await slots.acquire(host(), "c", "main", false, a)).slot).toBe("slow");
+});
+
+test("timeouts count across all of a customer's hosts: one each on three hosts sends the customer to the slow lane", async () => {
+  const [wild, other] = [customer(), customer()];
+  const slots = slotsWith(8);
+  for (let i = 0; i < SLOW_HOST_TIMEOUTS; i++) {
+    const h = host();
+    await slots.acquire(h, `t${i}`, "main", false, wild);
+    await slots.release(h, `t${i}`, "timeout", wild);
+  }
+  const fresh = host();
+  expect((await slots.acquire(fresh, "x", "main", false, wild)).slot).toBe("slow");
+  expect((await slots.acquire(fresh, "x", "slow", false, wild)).slot).toBe("granted");
+  // Another customer on the same host is not slow; the host itself never timed out.
+  expect((await slots.acquire(fresh, "y", "main", false, other)).slot).toBe("granted");
+  // An answer from any of its receivers ends the run.
+  await slots.release(fresh, "x", "answered", wild);
+  expect((await slots.acquire(host(), "z", "main", false, wild)).slot).toBe("granted");
+});
+
+test("timeouts count across the hosts of one registrable domain, whoever the customers; a public suffix is no domain", async () => {
+  const [newcomer, q] = [customer(), customer()];
+  const slots = slotsWith(8);
+  const site = `shop-${randomBytes(3).toString("hex")}.co.uk`;
+  for (let i = 0; i < SLOW_HOST_TIMEOUTS; i++) {
+    const owner = customer();
+    await slots.acquire(`t${i}.${site}`, `t${i}`, "main", false, owner);
+    await slots.release(`t${i}.${site}`, `t${i}`, "timeout", owner);
+  }
+  expect((await slots.acquire(`new.${site}:8443`, "x", "main", false, newcomer)).slot).toBe("slow");
+  expect((await slots.acquire(site, "x2", "main", false, newcomer)).slot).toBe("slow");
+  // Neighbours under the same public suffix (co.uk, or a platform's private one) are other domains.
+  expect((await slots.acquire(`other-${site}`, "y", "main", false, newcomer)).slot).toBe("granted");
+  const platform = `${randomBytes(3).toString("hex")}.github.io`;
+  for (let i = 0; i < SLOW_HOST_TIMEOUTS; i++) {
+    const owner = customer();
+    await slots.acquire(`a${i}.${platform}`, `p${i}`, "main", false, owner);
+    await slots.release(`a${i}.${platform}`, `p${i}`, "timeout", owner);
+  }
+  expect((await slots.acquire(`b.${platform}`, "z", "main", false, q)).slot).toBe("slow");
+  expect((await slots.acquire(`someone-else-${platform}`, "z2", "main", false, q)).slot).toBe("granted");
+});
+
+test.each([
+  ["a.b.example.com:443", "example.com"],
+  ["k1-t7.hang.example", "hang.example"],
+  ["x.shop.co.uk", "shop.co.uk"],
+  ["co.uk", "co.uk"],
+  ["team.github.io", "team.github.io"],
+  ["deep.team.github.io:8443", "team.github.io"],
+  ["127.0.0.1:8443", "127.0.0.1"],
+  ["[::1]:443", "[::1]"],
+  ["[2001:db8::1]", "[2001:db8::1]"],
+  ["localhost:3000", "localhost"],
+  ["xn--bcher-kva.example", "xn--bcher-kva.example"],
+  ["a.b.example.com.", "example.com"],
+  ["", ""],
+])("the registrable domain of %j is %j", (given, domain) => {
+  expect(registrableDomain(given)).toBe(domain);
 });

@@ -9,8 +9,8 @@ export type AttemptDecision =
   | { kind: "skip"; reason: SkipReason }
   /** The attempt was claimed and never recorded: its worker died; record it `attempt_lost`, never send again. */
   | { kind: "lost"; open: OpenAttempt }
-  /** The attempt the delivery waits for, to `url`: due at `dueAt`, and it must finish by `windowEndsAt`. */
-  | { kind: "run"; url: string; manual: boolean; dueAt: Date; windowEndsAt: Date; taskFinishedAt: Date };
+  /** The attempt the delivery waits for, to `url` for `customer` (the task's user): due at `dueAt`, and it must finish by `windowEndsAt`. */
+  | { kind: "run"; url: string; customer: string; manual: boolean; dueAt: Date; windowEndsAt: Date; taskFinishedAt: Date };
 
 export type SkipReason = "no_delivery" | "finished" | "task_not_terminal" | "already_recorded" | "not_awaited";
 
@@ -48,6 +48,7 @@ export function decideAttempt(state: DeliveryState | undefined, attempt: number,
     return {
       kind: "run",
       url: state.url,
+      customer: state.taskUserId,
       manual,
       dueAt: taskFinishedAt,
       windowEndsAt: windowEnd(1, manual, taskFinishedAt, taskFinishedAt, schedule),
@@ -56,7 +57,15 @@ export function decideAttempt(state: DeliveryState | undefined, attempt: number,
   }
   if (state.status !== DeliveryStatus.InProgress || state.nextAttemptAt === null) return skip("not_awaited");
   const dueAt = state.nextAttemptAt;
-  return { kind: "run", url: state.url, manual, dueAt, windowEndsAt: windowEnd(attempt, manual, dueAt, taskFinishedAt, schedule), taskFinishedAt };
+  return {
+    kind: "run",
+    url: state.url,
+    customer: state.taskUserId,
+    manual,
+    dueAt,
+    windowEndsAt: windowEnd(attempt, manual, dueAt, taskFinishedAt, schedule),
+    taskFinishedAt,
+  };
 }
 
 const skip = (reason: SkipReason): AttemptDecision => ({ kind: "skip", reason });

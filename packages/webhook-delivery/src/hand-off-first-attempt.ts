@@ -9,8 +9,9 @@ import { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 /**
  * Hands off attempt 1 of a task that just became terminal: the worker's runs it in the same process
  * when its receiver has a ticket free (apps/worker/src/delivery/inline-attempt.ts), else queues it.
+ * `customer`: the task's user, whose attempts are counted together whatever their hosts.
  */
-export type HandOffFirstAttempt = (taskId: string, url: string, finishedAt: Date) => Promise<void>;
+export type HandOffFirstAttempt = (taskId: string, url: string, customer: string, finishedAt: Date) => Promise<void>;
 
 /** What the prepare step took for attempt 1 before the task was terminal: its receiver host's ticket. */
 export interface HeldHandOff {
@@ -30,10 +31,10 @@ export interface HeldHandOff {
  * list, no job: either would act before the task is terminal). Undefined: nothing held, the
  * hand-off after the commit routes the attempt as usual.
  */
-export type PrepareFirstAttempt = (taskId: string, url: string) => Promise<HeldHandOff | undefined>;
+export type PrepareFirstAttempt = (taskId: string, url: string, customer: string) => Promise<HeldHandOff | undefined>;
 
-/** Enqueues an attempt routed by its receiver host's tickets (the worker's host gate). */
-export type RouteAttempt = (taskId: string, attempt: number, url: string, windowEndsAt: Date) => Promise<void>;
+/** Enqueues an attempt routed by its receiver host's (and customer's) tickets (the worker's host gate). */
+export type RouteAttempt = (taskId: string, attempt: number, url: string, customer: string, windowEndsAt: Date) => Promise<void>;
 
 /**
  * The hand-off of attempt 1 through `route`, with attempt 1's window: the worker routes it by its
@@ -41,7 +42,7 @@ export type RouteAttempt = (taskId: string, attempt: number, url: string, window
  * endpoint never sit in the main queue in front of everyone else's.
  */
 export function firstAttemptHandOff(route: RouteAttempt, schedule: Schedule): HandOffFirstAttempt {
-  return (taskId, url, finishedAt) => route(taskId, 1, url, attemptWindowEndsAt(1, finishedAt, finishedAt, schedule));
+  return (taskId, url, customer, finishedAt) => route(taskId, 1, url, customer, attemptWindowEndsAt(1, finishedAt, finishedAt, schedule));
 }
 
 export interface HandOffDeps {
@@ -53,7 +54,7 @@ export interface HandOffDeps {
   logger: Logger;
 }
 
-type HandedOffTask = { id: string; webhookUrl: string | null; finishedAt: Date | null };
+type HandedOffTask = { id: string; userId: string; webhookUrl: string | null; finishedAt: Date | null };
 /** A settled task as settleTask returns it, with the folded claim's answer when one was asked for. */
 type SettledTask = HandedOffTask & TaskForBody & { firstClaim?: FirstClaim | null };
 
@@ -71,7 +72,7 @@ async function handOff(deps: HandOffDeps, task: HandedOffTask, held: HeldHandOff
   if (task.webhookUrl === null) return;
   try {
     if (held && task.finishedAt) await held.handOff(task.finishedAt, claimed);
-    else if (deps.handOffWebhook && task.finishedAt) await deps.handOffWebhook(task.id, task.webhookUrl, task.finishedAt);
+    else if (deps.handOffWebhook && task.finishedAt) await deps.handOffWebhook(task.id, task.webhookUrl, task.userId, task.finishedAt);
     else await enqueueWebhookAttempt(deps.webhookQueue, task.id, 1, 0);
   } catch (error) {
     deps.logger.error("webhook hand-off failed; the reconciler will enqueue it", { task_id: task.id, err: error });
@@ -99,10 +100,10 @@ export interface PreparedHandOff {
  * generation worker's finish). The caller then says whether it settled the task; every path is
  * logged, not thrown, as in handOffWebhook.
  */
-export function prepareHandOff(deps: HandOffDeps, task: { id: string; webhookUrl: string | null }): PreparedHandOff {
+export function prepareHandOff(deps: HandOffDeps, task: { id: string; userId: string; webhookUrl: string | null }): PreparedHandOff {
   const asking = task.webhookUrl !== null && deps.prepareHandOff !== undefined;
   const held: Promise<HeldHandOff | undefined> = asking
-    ? deps.prepareHandOff!(task.id, task.webhookUrl!).catch((error: unknown) => {
+    ? deps.prepareHandOff!(task.id, task.webhookUrl!, task.userId).catch((error: unknown) => {
         deps.logger.warn("could not take a webhook ticket before the settlement; the hand-off asks again", { task_id: task.id, err: error });
         return undefined;
       })

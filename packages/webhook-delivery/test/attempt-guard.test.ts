@@ -16,6 +16,7 @@ const state = (overrides: Partial<DeliveryState> = {}): DeliveryState => ({
   redeliveryRequestedBy: null,
   taskStatus: TaskStatus.Completed,
   taskFinishedAt: finished,
+  taskUserId: "usr_1",
   attemptId: null,
   attemptStartedAt: null,
   attemptFinishedAt: null,
@@ -69,6 +70,7 @@ test.each([
   expect(decideAttempt(given, attempt, schedule)).toEqual({
     kind: "run",
     url: given.url,
+    customer: "usr_1",
     manual,
     dueAt: at(dueMs),
     windowEndsAt: at(windowEndsMs),

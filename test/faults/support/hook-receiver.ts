@@ -17,7 +17,12 @@ interface HookPost {
 export interface HookReceiver {
   /** The webhook_url to submit: a public-looking name that only the app processes map to loopback. */
   url: string;
-  /** `url` and one more per alias: the same receiver under other host names (one per customer, say). */
+  /**
+   * With `wildcard`: the webhook_url under host name `<label>.<the receiver's domain>` (any label: a
+   * customer's wildcard DNS record, one host name per task, all of one registrable domain).
+   */
+  urlFor(label: string): string;
+  /** `url` and one more per alias: the same receiver under other host names of its domain. */
   urls: string[];
   /** Its certificate authority, to share with a second receiver of the same scenario. */
   ca: KeyPair;
@@ -46,10 +51,19 @@ export function describeWithReceiver(title: string, body: () => void): void {
  * An HTTPS receiver for the fault scenarios: counts POSTs per task id (from the body's `id`), and
  * answers as the behaviour says, possibly after a delay (a delivery "in flight").
  */
-export async function startHookReceiver(behaviour: HookBehaviour = () => ({ status: 200 }), sharedCa?: KeyPair, aliases = 0): Promise<HookReceiver> {
+export async function startHookReceiver(
+  behaviour: HookBehaviour = () => ({ status: 200 }),
+  sharedCa?: KeyPair,
+  aliases = 0,
+  wildcard = false,
+): Promise<HookReceiver> {
   const id = randomBytes(4).toString("hex");
+  // Each receiver a registrable domain of its own, as two customers' sites are: a receiver's
+  // timeouts also count for every host of its domain.
+  const site = `f${id}.example`;
   // Host tickets are counted per host name, so aliases are receivers of their own to the worker.
-  const names = [`hooks-${id}.faults.example`, ...Array.from({ length: aliases }, (_, n) => `hooks-${id}-${n + 1}.faults.example`)];
+  const names = [`hooks.${site}`, ...Array.from({ length: aliases }, (_, n) => `hooks-${n + 1}.${site}`)];
+  if (wildcard) names.push(`*.${site}`);
   // Receivers of one scenario share a CA: NODE_EXTRA_CA_CERTS takes one file, and two CAs of one
   // name in it would not verify.
   const ca = sharedCa ?? (await createTestCa("fault suite CA"));
@@ -96,7 +110,11 @@ export async function startHookReceiver(behaviour: HookBehaviour = () => ({ stat
 
   return {
     url: `https://${names[0]}/hooks/faults?secret=f4ult`,
-    urls: names.map((name) => `https://${name}/hooks/faults?secret=f4ult`),
+    urls: names.filter((name) => !name.startsWith("*")).map((name) => `https://${name}/hooks/faults?secret=f4ult`),
+    urlFor(label) {
+      if (!wildcard) throw new Error("urlFor needs a receiver started with wildcard");
+      return `https://${label}.${site}/hooks/faults?secret=f4ult`;
+    },
     ca,
     childEnv: { FAULT_HOSTS: names.map((name) => `${name}=${address}`).join(","), WEBHOOK_ALLOWED_CIDRS: `${address}/32`, NODE_EXTRA_CA_CERTS: caFile },
     posts,

@@ -1,6 +1,7 @@
 // Preloaded (`--import`) into app processes the fault suite starts: the apps resolve webhook names
 // with dns.lookup, and a test must never send them to real DNS. FAULT_HOSTS="name=127.x.y.z,..."
-// maps names to loopback addresses; every other name is answered as before.
+// maps names to loopback addresses ("*.domain=..." maps every name one label below the domain);
+// every other name is answered as before.
 import dns, { type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { syncBuiltinESMExports } from "node:module";
@@ -20,7 +21,7 @@ for (const address of hosts.values()) {
 
 const original = dns.lookup;
 const patched = function (hostname: string, options: unknown, callback?: Callback): void {
-  const address = hosts.get(hostname);
+  const address = hosts.get(hostname) ?? hosts.get(`*.${hostname.slice(hostname.indexOf(".") + 1)}`);
   if (address === undefined) return (original as (...args: unknown[]) => void)(hostname, options, callback);
   const done = (typeof options === "function" ? options : callback) as Callback;
   const all = typeof options === "object" && options !== null && (options as { all?: boolean }).all === true;

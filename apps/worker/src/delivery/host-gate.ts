@@ -16,10 +16,21 @@ const NO_SLOT: HeldSlot = { release: () => undefined };
 // each is handed the ticket back and the next is tried, up to this many per call.
 const MAX_PROMOTIONS = 64;
 
-/** The receiver a URL's tickets are counted under (host and port, lower case); null if unparsable. */
-function receiverHost(url: string): string | null {
+/**
+ * Whom an attempt's tickets are counted under: its receiver (host and port, lower case; its
+ * registrable domain is derived from it) and its customer (the task's user), so that a customer
+ * giving each task a host name of its own still meets a cap and a slow lane.
+ */
+interface Receiver {
+  host: string;
+  customer: string;
+}
+
+/** The receiver of `url` for `customer`; null if the URL is unparsable. */
+function receiverOf(url: string, customer: string): Receiver | null {
   try {
-    return new URL(url).host.toLowerCase() || null;
+    const host = new URL(url).host.toLowerCase();
+    return host ? { host, customer } : null;
   } catch {
     return null;
   }
@@ -34,42 +45,44 @@ function parkedUntil(windowEndsAt: Date, deps: Pick<DeliveryDeps, "config">): nu
 }
 
 /**
- * Asks for a ticket of the attempt's receiver host (one Redis round trip). Granted: the attempt
- * goes on. At the host's cap: the attempt joins the host's waiting list and first waits in its
- * worker for a ticket this process frees (LOCAL_WAIT_MS); none by then: the job is parked, i.e.
- * delayed until the end of its window, keeping its place in the list, and a freed ticket promotes
- * it; its worker slot is free meanwhile (throws DelayedError, as BullMQ wants). A host that keeps timing out, seen from the main lane: the
- * attempt moves to the slow lane and this job ends. Redis trouble here does not stop delivery: the
- * attempt runs without a ticket (logged).
+ * Asks for a ticket of the attempt's receiver host, counted for its customer too (one Redis round
+ * trip). Granted: the attempt goes on. At the host's cap: the attempt joins the host's waiting list
+ * and first waits in its worker for a ticket this process frees (LOCAL_WAIT_MS); none by then: the
+ * job is parked, i.e. delayed until the end of its window, keeping its place in the list, and a
+ * freed ticket promotes it; its worker slot is free meanwhile (throws DelayedError, as BullMQ
+ * wants). A host that keeps timing out (or its customer or registrable domain, or a customer at its
+ * cap), seen from the main lane: the attempt moves to the slow lane and this job ends. Redis trouble
+ * here does not stop delivery: the attempt runs without a ticket (logged).
  */
 export async function enterHostGate(
   deps: GateDeps,
   job: Job<WebhookJobData>,
   token: string | undefined,
   url: string,
+  customer: string,
   lane: Lane,
   windowEndsAt: Date,
 ): Promise<HeldSlot | "moved"> {
   const slots = deps.hostSlots;
-  const host = receiverHost(url);
-  if (!slots || host === null || token === undefined || job.id === undefined) return NO_SLOT;
+  const to = receiverOf(url, customer);
+  if (!slots || to === null || token === undefined || job.id === undefined) return NO_SLOT;
   const ticket = job.id;
-  const waitMs = localWaitMs(deps, slots, host, windowEndsAt);
+  const waitMs = localWaitMs(deps, slots, to.host, windowEndsAt);
   try {
-    const first = await slots.acquire(host, ticket, lane, waitMs > 0 ? "wait" : false);
-    void promoteWaiters(deps, host, first.promoted);
-    if (first.slot === "granted") return heldTicket(deps, host, ticket);
+    const first = await slots.acquire(to.host, ticket, lane, waitMs > 0 ? "wait" : false, customer);
+    void promoteWaiters(deps, to, first.promoted);
+    if (first.slot === "granted") return heldTicket(deps, to, ticket);
     if (first.slot === "slow") {
-      await routeToLane(deps, "slow", job.data.taskId, job.data.attempt, url, windowEndsAt);
+      await routeToLane(deps, "slow", job.data.taskId, job.data.attempt, url, customer, windowEndsAt);
       return "moved";
     }
-    if (first.slot === "parked" && (await waitHere(slots, host, ticket, waitMs))) return heldTicket(deps, host, ticket);
+    if (first.slot === "parked" && (await waitHere(slots, to.host, ticket, waitMs))) return heldTicket(deps, to, ticket);
   } catch (error) {
     deps.logger.warn("host ticket check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
     return NO_SLOT;
   }
   await job.moveToDelayed(parkedUntil(windowEndsAt, deps), token);
-  await joinWaitingList(deps, host, ticket, lane, () => job.promote());
+  await joinWaitingList(deps, to, ticket, lane, () => job.promote());
   throw new DelayedError();
 }
 
@@ -140,14 +153,15 @@ function waitHere(slots: HostSlots, host: string, ticket: string, ms: number): P
 /**
  * Enqueues attempt `attempt` in `lane` routed by its host's tickets, so a queue only holds attempts
  * that can start: with a ticket it runs now; without one it is parked until a ticket frees (at the
- * latest until its window closes); for a host that keeps timing out it goes to the slow lane. Used
- * at the hand-off and when the main lane gives an attempt to the slow lane. Redis trouble with the
- * tickets: the attempt is enqueued to run now and asks at its start. `runHere`, given the granted
- * ticket, may take the attempt to run in this process instead (the inline first attempt); when it
- * declines, the job is queued as before and asks for the ticket again under the same id. `taken`:
- * the attempt's ticket, already held (takeFreeTicket), so nothing is asked. `waitHere`: at the cap
- * of a fast host (tickets held briefly here), offered the chance to wait in this process for a ticket
- * this process frees instead of parking (`waitForFreedTicket`); when it takes it, nothing is enqueued.
+ * latest until its window closes); for a host that keeps timing out (or its customer or registrable
+ * domain, or a customer at its cap) it goes to the slow lane. Used at the hand-off and when the main
+ * lane gives an attempt to the slow lane. Redis trouble with the tickets: the attempt is enqueued to
+ * run now and asks at its start. `runHere`, given the granted ticket, may take the attempt to run in
+ * this process instead (the inline first attempt); when it declines, the job is queued as before and
+ * asks for the ticket again under the same id. `taken`: the attempt's ticket, already held
+ * (takeFreeTicket), so nothing is asked. `waitHere`: at the cap of a fast host (tickets held briefly
+ * here), offered the chance to wait in this process for a ticket this process frees instead of
+ * parking (`waitForFreedTicket`); when it takes it, nothing is enqueued.
  */
 export async function routeToLane(
   deps: GateDeps,
@@ -155,6 +169,7 @@ export async function routeToLane(
   taskId: string,
   attempt: number,
   url: string,
+  customer: string,
   windowEndsAt: Date,
   runHere?: (slot: HeldSlot) => boolean,
   taken?: HeldSlot,
@@ -166,20 +181,21 @@ export async function routeToLane(
   const enqueue = (delayMs: number) =>
     lane === "main" ? enqueueWebhookAttempt(queue, taskId, attempt, delayMs) : ensureAttemptJob(queue, taskId, attempt, delayMs);
   const slots = deps.hostSlots;
-  const host = receiverHost(url);
+  const to = receiverOf(url, customer);
   const ticket = webhookJobId(taskId, attempt);
   // A ticket taken already (takeFreeTicket) is this same ticket: no second round trip for it.
-  const first = taken ? TAKEN : slots && host !== null ? await slots.acquire(host, ticket, lane).catch(() => null) : null;
+  const first = taken ? TAKEN : slots && to !== null ? await slots.acquire(to.host, ticket, lane, false, customer).catch(() => null) : null;
   if (first === null || first.slot === "granted") {
-    if (first !== null && runHere?.(taken ?? heldTicket(deps, host!, ticket))) return;
+    if (first !== null && runHere?.(taken ?? heldTicket(deps, to!, ticket))) return;
     await enqueue(0);
     return;
   }
-  void promoteWaiters(deps, host!, first.promoted);
-  if (first.slot === "slow" && lane === "main") return routeToLane(deps, "slow", taskId, attempt, url, windowEndsAt);
-  if (first.slot === "full" && waitHere && handOffMayWait(deps, slots!, host!, windowEndsAt) && waitHere(() => waitForFreedTicket(deps, host!, ticket))) return;
+  void promoteWaiters(deps, to!, first.promoted);
+  if (first.slot === "slow" && lane === "main") return routeToLane(deps, "slow", taskId, attempt, url, customer, windowEndsAt);
+  if (first.slot === "full" && waitHere && handOffMayWait(deps, slots!, to!.host, windowEndsAt) && waitHere(() => waitForFreedTicket(deps, to!, ticket)))
+    return;
   await enqueue(Math.max(0, parkedUntil(windowEndsAt, deps) - deps.now().getTime()));
-  await joinWaitingList(deps, host!, ticket, lane, async () => (await Job.fromId<WebhookJobData>(queue, ticket))?.promote());
+  await joinWaitingList(deps, to!, ticket, lane, async () => (await Job.fromId<WebhookJobData>(queue, ticket))?.promote());
 }
 
 const TAKEN: HostSlotAnswer = { slot: "granted", promoted: [] };
@@ -195,6 +211,8 @@ const HAND_OFF_WAIT_MS = 500;
 /** A hand-off waiting here for a ticket this process frees (`waitForFreedTicket`). */
 interface HandOffWaiter {
   ticket: string;
+  /** Its customer: the host's waiters here may be several customers'. */
+  customer: string;
   /** Its try-only acquire is out (sent beside a release): the answer settles or keeps it. */
   asking: boolean;
   /** Its time ran out (or it was stopped) while asking: the answer settles it, granted or not. */
@@ -247,13 +265,14 @@ function heldHere(local: LocalHost, deps: GateDeps): number {
  * waiter gets the ticket only if room remains (the cap holds, and parked attempts keep their turn). No
  * round trip of its own. The wait ends after HAND_OFF_WAIT_MS with nothing (the caller parks).
  */
-function waitForFreedTicket(deps: GateDeps, host: string, ticket: string): FreedTicketWait {
-  const local = localHost(deps.hostSlots!, host);
+function waitForFreedTicket(deps: GateDeps, to: Receiver, ticket: string): FreedTicketWait {
+  const local = localHost(deps.hostSlots!, to.host);
   let resolve!: (slot: HeldSlot | undefined) => void;
   const freed = new Promise<HeldSlot | undefined>((done) => (resolve = done));
   let settled = false;
   const waiter: HandOffWaiter = {
     ticket,
+    customer: to.customer,
     asking: false,
     ended: false,
     settle(slot) {
@@ -286,11 +305,12 @@ function serveHandOffWaiter(deps: GateDeps, slots: HostSlots, host: string): voi
     ?.handOffs.find((candidate) => !candidate.asking);
   if (!waiter) return;
   waiter.asking = true;
-  slots.acquire(host, waiter.ticket, "main").then(
+  const to: Receiver = { host, customer: waiter.customer };
+  slots.acquire(host, waiter.ticket, "main", false, waiter.customer).then(
     (answer) => {
       waiter.asking = false;
-      void promoteWaiters(deps, host, answer.promoted);
-      if (answer.slot === "granted") waiter.settle(heldTicket(deps, host, waiter.ticket));
+      void promoteWaiters(deps, to, answer.promoted);
+      if (answer.slot === "granted") waiter.settle(heldTicket(deps, to, waiter.ticket));
       else if (answer.slot !== "full" || waiter.ended) waiter.settle(undefined);
     },
     () => {
@@ -304,12 +324,12 @@ function serveHandOffWaiter(deps: GateDeps, slots: HostSlots, host: string): voi
  * Frees a ticket this process held and moves the waiters it promoted; beside the release, the same
  * script offers the ticket to this process's oldest hand-off waiting for one (serveHandOffWaiter).
  */
-async function freeTicket(deps: GateDeps, host: string, ticket: string, outcome: "timeout" | "answered" | "other" | "forget"): Promise<void> {
+async function freeTicket(deps: GateDeps, to: Receiver, ticket: string, outcome: "timeout" | "answered" | "other" | "forget"): Promise<void> {
   const slots = deps.hostSlots!;
-  const freeing = slots.release(host, ticket, outcome);
-  localHosts.get(slots)?.get(host)?.held.delete(ticket);
-  serveHandOffWaiter(deps, slots, host);
-  await promoteWaiters(deps, host, await freeing);
+  const freeing = slots.release(to.host, ticket, outcome, to.customer);
+  localHosts.get(slots)?.get(to.host)?.held.delete(ticket);
+  serveHandOffWaiter(deps, slots, to.host);
+  await promoteWaiters(deps, to, await freeing);
 }
 
 /** A ticket taken ahead of its attempt's hand-off (takeFreeTicket). */
@@ -326,23 +346,23 @@ export interface TakenTicket {
  * would find the task still running and skip). Undefined when not granted, or on Redis trouble:
  * the hand-off then routes the attempt as usual. Waiters promoted by the call are moved as always.
  */
-export async function takeFreeTicket(deps: GateDeps, taskId: string, attempt: number, url: string): Promise<TakenTicket | undefined> {
+export async function takeFreeTicket(deps: GateDeps, taskId: string, attempt: number, url: string, customer: string): Promise<TakenTicket | undefined> {
   const slots = deps.hostSlots;
-  const host = receiverHost(url);
-  if (!slots || host === null) return undefined;
+  const to = receiverOf(url, customer);
+  if (!slots || to === null) return undefined;
   const ticket = webhookJobId(taskId, attempt);
-  const answer = await slots.acquire(host, ticket, "main").catch((error: unknown) => {
+  const answer = await slots.acquire(to.host, ticket, "main", false, customer).catch((error: unknown) => {
     deps.logger.warn("host ticket check before the hand-off failed; the hand-off asks again", { task_id: taskId, err: error });
     return null;
   });
   if (answer === null) return undefined;
-  void promoteWaiters(deps, host, answer.promoted);
+  void promoteWaiters(deps, to, answer.promoted);
   if (answer.slot !== "granted") return undefined;
   return {
-    slot: heldTicket(deps, host, ticket),
+    slot: heldTicket(deps, to, ticket),
     async giveBack() {
       // "other": neither an answer nor a timeout of the host; the attempt's places in waiting lists (none of ours) are left alone.
-      await freeTicket(deps, host, ticket, "other");
+      await freeTicket(deps, to, ticket, "other");
     },
   };
 }
@@ -353,12 +373,12 @@ export async function takeFreeTicket(deps: GateDeps, taskId: string, attempt: nu
  * A ticket freed in between, a host turned slow, or Redis trouble: the job runs now instead (it
  * asks again at its start) rather than at its deadline.
  */
-async function joinWaitingList(deps: GateDeps, host: string, ticket: string, lane: Lane, runNow: () => Promise<unknown>): Promise<void> {
-  const parked = await deps.hostSlots!.acquire(host, ticket, lane, true).catch((error: unknown) => {
+async function joinWaitingList(deps: GateDeps, to: Receiver, ticket: string, lane: Lane, runNow: () => Promise<unknown>): Promise<void> {
+  const parked = await deps.hostSlots!.acquire(to.host, ticket, lane, true, to.customer).catch((error: unknown) => {
     deps.logger.warn("could not park a webhook attempt; it runs now", { err: error });
     return null;
   });
-  if (parked) void promoteWaiters(deps, host, parked.promoted);
+  if (parked) void promoteWaiters(deps, to, parked.promoted);
   if (parked?.slot !== "parked") await runNow().catch(() => undefined);
 }
 
@@ -366,11 +386,13 @@ async function joinWaitingList(deps: GateDeps, host: string, ticket: string, lan
  * Moves the jobs of waiters that were handed a ticket to waiting. A waiter whose job no longer waits
  * (it ran at its window's end, or is gone) gives the ticket back, which promotes the next one.
  * Errors are logged: an unpromoted waiter still runs at the end of its window, and the ticket's
- * lease runs out.
+ * lease runs out. A waiter's customer ticket is taken when its job asks again, so a ticket given back
+ * here is only the host's (released beside `to`'s customer, whose tickets it is not among).
  */
-async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]): Promise<void> {
+async function promoteWaiters(deps: GateDeps, to: Receiver, promoted: Promoted[]): Promise<void> {
   const slots = deps.hostSlots;
   if (!slots) return;
+  const { host } = to;
   const pending = [...promoted];
   try {
     for (let done = 0; pending.length > 0 && done < MAX_PROMOTIONS; done++) {
@@ -390,7 +412,7 @@ async function promoteWaiters(deps: GateDeps, host: string, promoted: Promoted[]
         ))
       )
         continue;
-      const freeing = slots.release(host, ticket, "other");
+      const freeing = slots.release(host, ticket, "other", to.customer);
       serveHandOffWaiter(deps, slots, host);
       pending.push(...(await freeing));
     }
@@ -406,32 +428,32 @@ const LIVE = new Set(["waiting", "active", "prioritized"]);
  * Frees the ticket and waiting place of an attempt that will not be sent (claimed too late for its
  * window): a parked attempt's ticket must not wait for its lease to run out.
  */
-export async function forgetTicket(deps: GateDeps, url: string, ticket: string): Promise<void> {
+export async function forgetTicket(deps: GateDeps, url: string, customer: string, ticket: string): Promise<void> {
   const slots = deps.hostSlots;
-  const host = receiverHost(url);
-  if (!slots || host === null) return;
+  const to = receiverOf(url, customer);
+  if (!slots || to === null) return;
   try {
-    await freeTicket(deps, host, ticket, "forget");
+    await freeTicket(deps, to, ticket, "forget");
   } catch (error) {
     deps.logger.warn("could not free a webhook ticket; its lease runs out", { err: error });
   }
 }
 
-function heldTicket(deps: GateDeps, host: string, ticket: string): HeldSlot {
+function heldTicket(deps: GateDeps, to: Receiver, ticket: string): HeldSlot {
   const slots = deps.hostSlots!;
   const grantedAt = performance.now();
-  const { held } = localHost(slots, host);
+  const { held } = localHost(slots, to.host);
   // Last in grant order (heldHere forgets from the front), also when the ticket was held here already.
   held.delete(ticket);
   held.set(ticket, grantedAt);
   return {
     release(result) {
-      const local = localHost(slots, host);
+      const local = localHost(slots, to.host);
       // The first release replaces the guess (FIRST_HOLD_MS): a fast host is known as such at once.
       local.holdMs = local.measured ? 0.8 * local.holdMs + 0.2 * (performance.now() - grantedAt) : performance.now() - grantedAt;
       local.measured = true;
       const outcome = !result.ok && result.lastError === WireError.Timeout ? "timeout" : result.status !== null ? "answered" : "other";
-      freeTicket(deps, host, ticket, outcome).catch((error: unknown) => deps.logger.warn("host ticket release failed; its lease runs out", { err: error }));
+      freeTicket(deps, to, ticket, outcome).catch((error: unknown) => deps.logger.warn("host ticket release failed; its lease runs out", { err: error }));
     },
   };
 }

@@ -102,7 +102,17 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
         // With the ticket: run here (queued to run now if this process cannot). Without: asked again, run here or parked.
         let ranHere = false;
         try {
-          await routeToLane(deps, "main", first.taskId, 1, first.url, first.windowEndsAt, (held) => (ranHere = start(first, held, registered)), slot);
+          await routeToLane(
+            deps,
+            "main",
+            first.taskId,
+            1,
+            first.url,
+            first.customer,
+            first.windowEndsAt,
+            (held) => (ranHere = start(first, held, registered)),
+            slot,
+          );
         } finally {
           if (!ranHere) void unregister(lease, first.taskId, registered);
         }
@@ -118,6 +128,7 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
   const handOff = async (
     taskId: string,
     url: string,
+    customer: string,
     finishedAt: Date,
     taken?: HeldSlot,
     claimed?: ClaimedAttempt,
@@ -125,11 +136,14 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
   ): Promise<void> => {
     const windowEndsAt = attemptWindowEndsAt(1, finishedAt, finishedAt, deps.config);
     if (taken && claimed) {
-      track(taskId, runClaimedAttempt(deps, { taskId, url, finishedAt, windowEndsAt }, taken, claimed, lease, registered ?? register(deps, lease, taskId)));
+      track(
+        taskId,
+        runClaimedAttempt(deps, { taskId, url, customer, finishedAt, windowEndsAt }, taken, claimed, lease, registered ?? register(deps, lease, taskId)),
+      );
       return;
     }
     // Not claimed by the settlement: a run here keeps the registration; an attempt queued has its job instead.
-    const first = { taskId, url, finishedAt, windowEndsAt };
+    const first = { taskId, url, customer, finishedAt, windowEndsAt };
     let ranHere = false;
     try {
       await routeToLane(
@@ -138,6 +152,7 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
         taskId,
         1,
         url,
+        customer,
         windowEndsAt,
         (slot) => (ranHere = start(first, slot, registered)),
         taken,
@@ -150,8 +165,8 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
   };
 
   return {
-    handOff: (taskId, url, finishedAt) => handOff(taskId, url, finishedAt),
-    async prepare(taskId, url) {
+    handOff: (taskId, url, customer, finishedAt) => handOff(taskId, url, customer, finishedAt),
+    async prepare(taskId, url, customer) {
       const claimFirst = !closing && running.size < options.bound;
       // Under the lease before the settlement's statement (which claims the attempt) goes out, so a
       // death right after its commit is taken over like any other. Sent with the ticket's call, not
@@ -160,14 +175,14 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
       const registered = claimFirst ? register(deps, lease, taskId) : undefined;
       let taken: TakenTicket | undefined;
       try {
-        taken = await takeFreeTicket(deps, taskId, 1, url);
+        taken = await takeFreeTicket(deps, taskId, 1, url, customer);
       } finally {
         if (!taken && registered) void unregister(lease, taskId, registered);
       }
       if (!taken) return undefined;
       return {
         claimFirst,
-        handOff: (finishedAt, claimed) => handOff(taskId, url, finishedAt, taken.slot, claimed, registered),
+        handOff: (finishedAt, claimed) => handOff(taskId, url, customer, finishedAt, taken.slot, claimed, registered),
         async giveBack() {
           if (registered) void unregister(lease, taskId, registered);
           await taken.giveBack();
@@ -192,6 +207,8 @@ const WAITERS_PER_RUNNING = 4;
 interface FirstAttempt {
   taskId: string;
   url: string;
+  /** The task's user. */
+  customer: string;
   finishedAt: Date;
   windowEndsAt: Date;
 }
@@ -244,10 +261,10 @@ async function runClaimedAttempt(
   lease: InlineLease,
   registered: Registration,
 ): Promise<void> {
-  const { taskId, url, finishedAt, windowEndsAt } = first;
+  const { taskId, url, customer, finishedAt, windowEndsAt } = first;
   const manual = claim.requestedBy !== null;
   const open: OpenAttempt = { taskId, attempt: 1, manual, attemptId: claim.id, startedAt: claim.startedAt, taskFinishedAt: finishedAt };
-  const run: Run = { kind: "run", url, manual, dueAt: finishedAt, windowEndsAt, taskFinishedAt: finishedAt };
+  const run: Run = { kind: "run", url, customer, manual, dueAt: finishedAt, windowEndsAt, taskFinishedAt: finishedAt };
   try {
     const result = await runAttempt(deps, open, claim, run, slot);
     await recordResult(deps, open, claim, result);

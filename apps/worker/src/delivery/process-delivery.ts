@@ -80,8 +80,8 @@ async function delayIfEarly(deps: DeliveryDeps, job: Job<WebhookJobData>, token:
  * place are given up, so the host's next waiter need not wait for a lease to run out).
  */
 async function takeHostTicket(deps: DeliveryDeps, job: Job<WebhookJobData>, token: string | undefined, run: Run): Promise<HeldSlot | "moved" | undefined> {
-  if (fitsWindow(deps.now(), run.windowEndsAt, deps.config)) return enterHostGate(deps, job, token, run.url, deps.lane, run.windowEndsAt);
-  if (job.id !== undefined) await forgetTicket(deps, run.url, job.id);
+  if (fitsWindow(deps.now(), run.windowEndsAt, deps.config)) return enterHostGate(deps, job, token, run.url, run.customer, deps.lane, run.windowEndsAt);
+  if (job.id !== undefined) await forgetTicket(deps, run.url, run.customer, job.id);
   return undefined;
 }
 

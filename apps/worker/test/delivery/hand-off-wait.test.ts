@@ -74,7 +74,7 @@ async function leaseHolders(taskId: string): Promise<string[]> {
 /** One attempt delivered through `inline` first: the process has seen a ticket of the host come back (a fast host, to it). */
 async function warmUp(inline: InlineAttempts, url: string): Promise<void> {
   const taskId = await fx.createTask({ url });
-  await inline.handOff(taskId, url, new Date());
+  await inline.handOff(taskId, url, fx.userId, new Date());
   await fx.waitFor(() => delivered(taskId));
   await fx.waitFor(async () => (await ticketsOf(url)).length === 0);
 }
@@ -83,7 +83,7 @@ async function warmUp(inline: InlineAttempts, url: string): Promise<void> {
 async function fillCap(inline: InlineAttempts, hooks: Awaited<ReturnType<typeof receiver>>): Promise<string[]> {
   const tasks: string[] = [];
   for (let i = 0; i < CAP; i++) tasks.push(await fx.createTask({ url: hooks.url }));
-  for (const taskId of tasks) await inline.handOff(taskId, hooks.url, new Date());
+  for (const taskId of tasks) await inline.handOff(taskId, hooks.url, fx.userId, new Date());
   await fx.waitFor(async () => hooks.held.length === CAP);
   return tasks;
 }
@@ -96,7 +96,7 @@ async function waiterAtCap() {
   hooks.hold();
   const running = await fillCap(inline, hooks);
   const waiter = await fx.createTask({ url: hooks.url });
-  await inline.handOff(waiter, hooks.url, new Date());
+  await inline.handOff(waiter, hooks.url, fx.userId, new Date());
   return { hooks, inline, running, waiter };
 }
 
@@ -124,7 +124,7 @@ test("a host this process never saw a ticket come back from parks at once (a han
   const inline = inlineAttempts();
   await fillCap(inline, hooks);
   const late = await fx.createTask({ url: hooks.url });
-  await inline.handOff(late, hooks.url, new Date());
+  await inline.handOff(late, hooks.url, fx.userId, new Date());
   expect(await jobState(late)).toBe("delayed");
   expect(await waitingOf(hooks.url)).toEqual([`main|${webhookJobId(late, 1)}`]);
   fx.startWorker();
@@ -170,10 +170,10 @@ test("parked attempts in the host's waiting list are served before this process'
   await fillCap(inline, hooks);
   // An attempt parked in Redis (another process's hand-off at the cap), then a waiter here.
   const parked = await fx.createTask({ url: hooks.url });
-  await routeToLane(fx.deliveryDeps(), "main", parked, 1, hooks.url, new Date(Date.now() + 30_000));
+  await routeToLane(fx.deliveryDeps(), "main", parked, 1, hooks.url, fx.userId, new Date(Date.now() + 30_000));
   expect(await waitingOf(hooks.url)).toEqual([`main|${webhookJobId(parked, 1)}`]);
   const waiter = await fx.createTask({ url: hooks.url });
-  await inline.handOff(waiter, hooks.url, new Date());
+  await inline.handOff(waiter, hooks.url, fx.userId, new Date());
   expect(await jobState(waiter)).toBe("unknown");
   // One ticket frees here: the release promotes the parked attempt; the waiter's acquire in the same script finds no room.
   hooks.letGo(1);
@@ -197,7 +197,7 @@ test("many hand-offs from two processes and a worker to a capped host: never mor
   // Faster than the host can take them (two at a time, 15 ms each), from both processes in turn.
   const handOffs: Promise<void>[] = [];
   for (const [i, taskId] of tasks.entries()) {
-    handOffs.push((i % 2 === 0 ? one : two).handOff(taskId, hooks.url, new Date()));
+    handOffs.push((i % 2 === 0 ? one : two).handOff(taskId, hooks.url, fx.userId, new Date()));
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   await Promise.all(handOffs);
@@ -221,11 +221,11 @@ test("a process that dies while its hand-off waits: another process's sweep adds
     // The doomed process holds one of the host's tickets (so its hand-off waits for it), another process the other.
     hooks.hold();
     const [mine, theirs] = [await fx.createTask({ url: hooks.url }), await fx.createTask({ url: hooks.url })];
-    await doomed.handOff(mine, hooks.url, new Date());
-    await inlineAttempts().handOff(theirs, hooks.url, new Date());
+    await doomed.handOff(mine, hooks.url, fx.userId, new Date());
+    await inlineAttempts().handOff(theirs, hooks.url, fx.userId, new Date());
     await fx.waitFor(async () => hooks.held.length === CAP);
     const waiter = await fx.createTask({ url: hooks.url });
-    await doomed.handOff(waiter, hooks.url, new Date());
+    await doomed.handOff(waiter, hooks.url, fx.userId, new Date());
     await fx.waitFor(async () => (await leaseHolders(waiter)).length === 1);
     expect(await jobState(waiter)).toBe("unknown");
     // The doomed process can no longer reach Redis (as dead): its wait runs out, its park fails, and

@@ -49,7 +49,7 @@ test("a receiver at its cap has the rest of its attempts parked; each freed tick
   for (let i = 0; i < 20; i++) {
     const taskId = await fx.createTask({ url: busyUrl, finishedAt });
     busyTasks.push(taskId);
-    await worker.handOff(taskId, busyUrl, finishedAt);
+    await worker.handOff(taskId, busyUrl, fx.userId, finishedAt);
   }
   await fx.waitFor(async () => busy.held.length === CAP);
 
@@ -69,7 +69,7 @@ test("a receiver at its cap has the rest of its attempts parked; each freed tick
   for (let i = 0; i < 5; i++) {
     const taskId = await fx.createTask({ url: healthyUrl });
     healthyTasks.push(taskId);
-    await worker.handOff(taskId, healthyUrl, new Date());
+    await worker.handOff(taskId, healthyUrl, fx.userId, new Date());
   }
   for (const taskId of healthyTasks) await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
   // Generous: the attempts ran at once, not after the busy receiver's 5 s timeout.

@@ -81,7 +81,7 @@ async function ticketsTakenInline(url: string): Promise<string[]> {
   const finishedAt = new Date(Date.now() - 1_000);
   const tasks: string[] = [];
   for (let i = 0; i < CAP; i++) tasks.push(await fx.createTask({ url, finishedAt }));
-  for (const taskId of tasks) await routeToLane(deliveryDeps(), "main", taskId, 1, url, new Date(finishedAt.getTime() + 30_000), () => true);
+  for (const taskId of tasks) await routeToLane(deliveryDeps(), "main", taskId, 1, url, fx.userId, new Date(finishedAt.getTime() + 30_000), () => true);
   return tasks;
 }
 const delivered = async (taskId: string) => (await fx.delivery(taskId)).status === "delivered";
@@ -95,7 +95,7 @@ test("with a ticket, attempt 1 runs where it was handed off: no job, one POST, i
   for (let i = 0; i < 2 * CAP + 1; i++) {
     const taskId = await fx.createTask({ url: hooks.url });
     tasks.push(taskId);
-    await worker.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+    await worker.handOff(taskId, hooks.url, fx.userId, (await fx.task(taskId)).finishedAt!);
     await fx.waitFor(() => delivered(taskId));
     // No job at any point: the process's lease covers the attempt.
     expect(await jobState(taskId)).toBe("unknown");
@@ -115,11 +115,11 @@ test("a job for the same attempt (a duplicate from the reconciler) and the inlin
   await fx.handOff(taskId);
   await fx.waitFor(() => delivered(taskId));
   // The inline claim finds nothing pending: no POST, and the ticket is given back.
-  await worker.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await worker.handOff(taskId, hooks.url, fx.userId, (await fx.task(taskId)).finishedAt!);
   const others: string[] = [];
   for (let i = 0; i < CAP; i++) others.push(await fx.createTask({ url: hooks.url }));
   await new Promise((resolve) => setTimeout(resolve, 50));
-  for (const other of others) await worker.handOff(other, hooks.url, new Date());
+  for (const other of others) await worker.handOff(other, hooks.url, fx.userId, new Date());
   for (const other of others) await fx.waitFor(() => delivered(other));
   expect(postsFor(hooks, taskId)).toBe(1);
   // Both ran inline (none was taken by the worker): no ticket was left behind by the claim that found nothing.
@@ -132,9 +132,9 @@ test("past its bound of inline attempts, a process queues the hand-off", async (
   hooks.hold();
   const inline = inlineAttempts(deliveryDeps(), { bound: 1 });
   const [first, second] = [await fx.createTask({ url: hooks.url }), await fx.createTask({ url: hooks.url })];
-  await inline.handOff(first, hooks.url, new Date());
+  await inline.handOff(first, hooks.url, fx.userId, new Date());
   await fx.waitFor(async () => hooks.held.length === 1);
-  await inline.handOff(second, hooks.url, new Date());
+  await inline.handOff(second, hooks.url, fx.userId, new Date());
   // The running one has no job (its process's lease covers it); the second is queued to run now.
   expect(await jobState(first)).toBe("unknown");
   expect(await leaseHolders(first)).toHaveLength(1);
@@ -152,7 +152,7 @@ test("Redis trouble with the tickets: the hand-off queues the attempt, as before
   const failing: HostSlots = { acquire: () => Promise.reject(new Error("redis down")), release: () => Promise.reject(new Error("redis down")) };
   const inline = inlineAttempts(deliveryDeps({ hostSlots: failing }));
   const taskId = await fx.createTask({ url: hooks.url });
-  await inline.handOff(taskId, hooks.url, new Date());
+  await inline.handOff(taskId, hooks.url, fx.userId, new Date());
   expect(await jobState(taskId)).toBe("waiting");
   await inline.close();
   expect(hooks.requests).toHaveLength(0);
@@ -164,7 +164,7 @@ test("a claim that fails (PostgreSQL unreachable) adds the attempt's job to run 
   try {
     const inline = inlineAttempts(deliveryDeps({ db: unreachable }));
     const taskId = await fx.createTask({ url: hooks.url });
-    await inline.handOff(taskId, hooks.url, new Date());
+    await inline.handOff(taskId, hooks.url, fx.userId, new Date());
     await inline.close();
     expect(await jobState(taskId)).toBe("waiting");
     expect((await fx.delivery(taskId)).status).toBe("pending");
@@ -183,12 +183,12 @@ test("close waits for running inline attempts; later hand-offs are queued; then 
   hooks.hold();
   const inline = inlineAttempts(deliveryDeps());
   const running = await fx.createTask({ url: hooks.url });
-  await inline.handOff(running, hooks.url, new Date());
+  await inline.handOff(running, hooks.url, fx.userId, new Date());
   await fx.waitFor(async () => hooks.held.length === 1);
   let closed = false;
   const closing = inline.close().then(() => (closed = true));
   const later = await fx.createTask({ url: hooks.url });
-  await inline.handOff(later, hooks.url, new Date());
+  await inline.handOff(later, hooks.url, fx.userId, new Date());
   expect(await jobState(later)).toBe("waiting");
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(closed).toBe(false);
@@ -209,7 +209,7 @@ test("a live inline attempt's lease is renewed: sweeps through many lease times 
   const sweeper = inlineAttempts(deliveryDeps(), { leaseMs: 100 });
   const inline = inlineAttempts(deliveryDeps(), { leaseMs: 400 });
   const taskId = await fx.createTask({ url: hooks.url });
-  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await inline.handOff(taskId, hooks.url, fx.userId, (await fx.task(taskId)).finishedAt!);
   await fx.waitFor(async () => hooks.held.length === 1);
   const [owner] = await leaseHolders(taskId);
   // Several lease times pass while the POST is out: the lease is renewed each time, the attempt never taken over.
@@ -232,7 +232,7 @@ test("a process whose lease runs out mid-attempt (Redis link gone, as a stall or
   const link = createRedis(fx.config.redisUrl, "blocking");
   const inline = inlineAttempts(deliveryDeps({ hostSlots: createDeliveryHostSlots(link, fx.config) }), { leaseMs: 400, redis: link });
   const taskId = await fx.createTask({ url: hooks.url });
-  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await inline.handOff(taskId, hooks.url, fx.userId, (await fx.task(taskId)).finishedAt!);
   await fx.waitFor(async () => hooks.held.length === 1);
   expect((await fx.delivery(taskId)).status).toBe("in_progress");
   const [owner] = await leaseHolders(taskId);
@@ -282,7 +282,7 @@ test("dying after the claim with the lease gone too (Redis lost it): the reconci
   hooks.hold();
   const inline = inlineAttempts(deliveryDeps());
   const taskId = await fx.createTask({ url: hooks.url });
-  await inline.handOff(taskId, hooks.url, (await fx.task(taskId)).finishedAt!);
+  await inline.handOff(taskId, hooks.url, fx.userId, (await fx.task(taskId)).finishedAt!);
   await fx.waitFor(async () => hooks.held.length === 1);
   expect((await fx.delivery(taskId)).status).toBe("in_progress");
   for (const owner of await leaseHolders(taskId)) await fx.redis.del(`${leaseKeys().attemptsPrefix}${owner}`);

@@ -38,7 +38,7 @@ function handOffDeps(hostSlots: HostSlots = createDeliveryHostSlots(fx.redis, fx
 }
 
 /** A running task (4 credits reserved) with its `pending` delivery, as the submission left it. */
-async function runningTask(url: string): Promise<{ id: string; webhookUrl: string; reservedCredits: number }> {
+async function runningTask(url: string): Promise<{ id: string; userId: string; webhookUrl: string; reservedCredits: number }> {
   const id = newTaskId();
   const userId = (await fx.db.user.findFirstOrThrow()).id;
   await fx.db.task.create({
@@ -57,7 +57,7 @@ async function runningTask(url: string): Promise<{ id: string; webhookUrl: strin
     },
   });
   await fx.db.webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
-  return { id, webhookUrl: url, reservedCredits: 4 };
+  return { id, userId, webhookUrl: url, reservedCredits: 4 };
 }
 
 const completed = (id: string) => ({ status: TaskStatus.Completed, output: { image_urls: [`https://cdn.test.example/tasks/${id}/0.png`] }, charge: 4 });
@@ -256,7 +256,7 @@ test("the lease registration goes out with the ticket's call, not after its answ
   const inline = createInlineAttempts(fx.deliveryDeps({ hostSlots: held }), { bound: 8, leaseMs: 5_000, redis: fx.redis });
   inlines.push(inline);
   const task = await runningTask(hooks.url);
-  const preparing = inline.prepare(task.id, task.webhookUrl);
+  const preparing = inline.prepare(task.id, task.webhookUrl, task.userId);
   await fx.waitFor(async () => (await leaseSetsHolding(task.id)) === 1, 2_000);
   answer();
   const prepared = await preparing;
@@ -278,7 +278,7 @@ test("no ticket (the host at its cap): the registration sent with the ticket's c
   const inline = createInlineAttempts(fx.deliveryDeps({ hostSlots: slots }), { bound: 8, leaseMs: 400, redis: fx.redis });
   inlines.push(inline);
   const task = await runningTask(hooks.url);
-  expect(await inline.prepare(task.id, task.webhookUrl)).toBeUndefined();
+  expect(await inline.prepare(task.id, task.webhookUrl, task.userId)).toBeUndefined();
   await fx.waitFor(async () => (await leaseSetsHolding(task.id)) === 0);
   expect((await ticketsOf(hooks.url)).sort()).toEqual(others.map((other) => webhookJobId(other, 1)).sort());
   expect(await jobState(task.id)).toBe("unknown");

@@ -22,5 +22,6 @@ const sender = createWebhookSender({
 const { worker, handOff } = createDeliveryWorker({ config, db, redis, logger: createLogger("crash-worker", "silent"), sender });
 await worker.waitUntilReady();
 // INLINE_TASK_ID, INLINE_URL, INLINE_FINISHED_AT: hand attempt 1 of that task off as the generation worker does (it runs inline here).
-if (process.env.INLINE_TASK_ID) await handOff(process.env.INLINE_TASK_ID, process.env.INLINE_URL!, new Date(process.env.INLINE_FINISHED_AT!));
+if (process.env.INLINE_TASK_ID)
+  await handOff(process.env.INLINE_TASK_ID, process.env.INLINE_URL!, process.env.INLINE_CUSTOMER ?? "usr_crash", new Date(process.env.INLINE_FINISHED_AT!));
 process.stdout.write("ready\n");

@@ -26,6 +26,8 @@ export interface FixtureOptions {
   jobLockMs?: number;
   /** WEBHOOK_HOST_CONCURRENCY; defaults to the configuration's default. */
   hostConcurrency?: number;
+  /** WEBHOOK_CUSTOMER_CONCURRENCY; defaults to the configuration's default. */
+  customerConcurrency?: number;
   /** Defaults to the run's database (DATABASE_URL). */
   databaseUrl?: string;
 }
@@ -58,6 +60,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     JOB_LOCK_MS: String(options.jobLockMs ?? 30_000),
     LOG_LEVEL: "silent",
     ...(options.hostConcurrency === undefined ? {} : { WEBHOOK_HOST_CONCURRENCY: String(options.hostConcurrency) }),
+    ...(options.customerConcurrency === undefined ? {} : { WEBHOOK_CUSTOMER_CONCURRENCY: String(options.customerConcurrency) }),
   });
   const db = createDatabase(config.databaseUrl);
   const redis = createRedis(config.redisUrl, "blocking");
@@ -75,6 +78,8 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     config,
     db,
     redis,
+    /** The owner of every task the fixture makes: the customer their receivers' tickets count under. */
+    userId,
     queue,
     logger,
     ca,
