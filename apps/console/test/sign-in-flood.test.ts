@@ -1,6 +1,8 @@
+import { scrypt } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
+import { promisify } from "node:util";
 import request from "supertest";
 import { hashingQueue } from "@gen/passwords";
 import { createOperator, signInForm } from "./support/console-session.ts";
@@ -63,10 +65,25 @@ async function failureKeysNow(): Promise<() => Promise<string[]>> {
   return async () => (await allFailureKeys()).filter((key) => !before.has(key));
 }
 
-// The issue's bound: 2 s for an operator whose sign-in takes 0.8 s on an idle machine. On a loaded
-// one, where a hash alone may take longer, the bound grows with the operator's own unflooded time.
+// The issue's bound: 2 s for an operator whose sign-in takes 0.8 s on an idle machine, where the
+// two hashing slots run on two free cores. On a loaded machine the bound grows in proportion to the
+// operator's own unflooded time and to how much slower two hashes at once are than one (1 on two
+// free cores), both measured just before: the operator's hash runs beside one of the flood's.
 const IDLE_SIGN_IN_MS = 800;
 const FLOODED_SIGN_IN_MS = 2000;
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+
+async function parallelHashSlowdown(): Promise<number> {
+  // The parameters of a hash today (packages/passwords/src/scrypt-params.ts).
+  const hash = () => scryptAsync("x", Buffer.alloc(16), 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 });
+  const oneStarted = performance.now();
+  await hash();
+  const one = performance.now() - oneStarted;
+  const twoStarted = performance.now();
+  await Promise.all([hash(), hash()]);
+  return Math.max(1, (performance.now() - twoStarted) / one);
+}
 
 test("a flood from one IPv6 /64 gets 429s and the operator elsewhere is signed in within 2 s", async () => {
   const op = await createOperator(gw.deps.db);
@@ -77,8 +94,15 @@ test("a flood from one IPv6 /64 gets 429s and the operator elsewhere is signed i
     const answer = await post(operatorAddress, { email: op.email, password: op.password }, served);
     return { status: answer.status, ms: performance.now() - started };
   };
-  const alone = await timed(await form(operatorAddress));
-  expect(alone.status).toBe(303);
+  // Unflooded, the median of three: one sample on a shared machine may be unusually quick.
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const one = await timed(await form(operatorAddress));
+    expect(one.status).toBe(303);
+    samples.push(one.ms);
+  }
+  const alone = { ms: samples.sort((a, b) => a - b)[1]! };
+  const slowdown = await parallelHashSlowdown();
 
   const flood = Array.from({ length: 60 }, (_, i) => `2001:db8:f100:d:${(i + 1).toString(16)}:${(i * 37).toString(16)}:beef:${i.toString(16)}`);
   // Each flooding client has served itself a form, as a script would; then all 60 post at once.
@@ -89,9 +113,9 @@ test("a flood from one IPv6 /64 gets 429s and the operator elsewhere is signed i
   const flooded = await timed(operatorForm);
   const statuses = (await floodAnswers).map((r) => r.status);
   const count = (status: number) => statuses.filter((s) => s === status).length;
-  const bound = FLOODED_SIGN_IN_MS * Math.max(1, alone.ms / IDLE_SIGN_IN_MS);
+  const bound = FLOODED_SIGN_IN_MS * Math.max(1, alone.ms / IDLE_SIGN_IN_MS) * slowdown;
   console.log(
-    `sign-in flood: operator signed in after ${flooded.ms.toFixed(0)} ms during the flood (${alone.ms.toFixed(0)} ms alone; bound ${bound.toFixed(0)} ms); ` +
+    `sign-in flood: operator signed in after ${flooded.ms.toFixed(0)} ms during the flood (${alone.ms.toFixed(0)} ms alone, two hashes at once ${slowdown.toFixed(2)}x slower than one; bound ${bound.toFixed(0)} ms); ` +
       `60 sign-ins from one /64: ${count(401)} checked (401), ${count(429)} refused (429); ${hashingQueue.stats().started - hashesBefore} hashes in all`,
   );
   expect(flooded.status).toBe(303);
