@@ -1,20 +1,19 @@
-import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { newOperatorId } from "@gen/ids";
 import { hashPassword } from "@gen/passwords";
 import { createWebhookSender } from "@gen/webhook-sender";
 import { resolverFor } from "../../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { answerWith, startReceiver, type Receiver } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
+import { launchChromium } from "./chromium.ts";
 import { startStack, type Stack } from "./stack.ts";
 
-// The operations console in a real browser: Playwright drives Debian's Chromium (installed by
-// scripts/install-chromium.sh, run by .ci/run and setup.sh) against the whole stack on loopback.
+// The operations console in a real browser: Playwright drives Debian's Chromium (chromium.ts)
+// against the whole stack on loopback.
 // A submitted webhook_url may not name a port, so the receiver listens on 127.0.0.2:443 (root only;
 // 127.0.0.2 keeps it apart from the webhook-chain test's 127.0.0.1:443).
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const HOST = "console-hooks.test.example";
 const RECEIVER_IP = "127.0.0.2";
 const canRun = process.getuid?.() === 0;
@@ -29,7 +28,6 @@ const operator = { email: "ops@example.test", password: "a long operator passwor
 
 maybe("operations console in Chromium", () => {
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: run scripts/install-chromium.sh (or set CHROMIUM_PATH)`);
     const ca = await createTestCa("console e2e CA");
     receiver = await startReceiver({
       tls: await issueServerCert([HOST], { ca }),
@@ -49,19 +47,7 @@ maybe("operations console in Chromium", () => {
       createWebhookSender({ timeoutMs: 1000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }),
     );
     await stack.gateway.db.operator.create({ data: { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // Playwright gives it a fresh profile; the flags keep it off the network it would call at start-up.
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

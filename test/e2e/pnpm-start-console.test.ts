@@ -59,12 +59,13 @@ test("an operator made with pnpm admin signs in on CONSOLE_PORT and sees the con
   const password = "a long operator password";
   await run("pnpm", ["--silent", "admin", "create-operator", "--email", email], { env: { ...env, OPERATOR_PASSWORD: password } });
   const form = await fetch(`${base}/console/sign-in`, { headers: { Accept: "text/html" } });
-  const csrf = cookie(form, "gen_console_csrf");
+  // The CSRF cookie and the pre-sign-in session it is bound to.
+  const formCookies = `${cookie(form, "gen_console_csrf")}; ${cookie(form, "gen_console_pre")}`;
   const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
   const signedIn = await fetch(`${base}/console/sign-in`, {
     method: "POST",
     redirect: "manual",
-    headers: { Cookie: csrf, "Content-Type": "application/x-www-form-urlencoded" },
+    headers: { Cookie: formCookies, "Content-Type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({ _csrf: token, email, password }),
   });
   expect(signedIn.status).toBe(303);

@@ -9,6 +9,7 @@ import { csrfCheck, signInCsrf } from "./csrf.ts";
 import { deliveryConsoleRoutes } from "./deliveries/index.ts";
 import { formBody } from "./form-body.ts";
 import { queueDashboard } from "./queue-dashboard.ts";
+import { PreSignInSessions } from "./pre-sign-in-session.ts";
 import { queueOriginCheck } from "./queue-origin-check.ts";
 import { requireSession } from "./require-session.ts";
 import { securityHeaders } from "./security-headers.ts";
@@ -41,6 +42,7 @@ export function createConsoleRouter(deps: ConsoleDeps, { baseUrl }: ConsoleRoute
   router.use("/assets", express.static(ASSETS, { index: false, maxAge: "1h" }));
   router.use(formBody, cookieParser(), sessions.handler);
   const guard = new SignInGuard(deps.redis, config.queuePrefix);
+  const preSignIn = new PreSignInSessions(deps.redis, config.queuePrefix, secureCookies);
   router.use(
     signInRoutes({
       config,
@@ -49,7 +51,8 @@ export function createConsoleRouter(deps: ConsoleDeps, { baseUrl }: ConsoleRoute
       db: deps.db,
       logger: deps.logger,
       rateLimiter: deps.rateLimiter,
-      csrf: signInCsrf(sessions.secret, secureCookies),
+      csrf: signInCsrf(sessions.secret, secureCookies, (req) => preSignIn.current(req)),
+      preSignIn,
       ui,
       secureCookies,
     }),

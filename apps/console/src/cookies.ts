@@ -1,6 +1,8 @@
 export const SESSION_COOKIE = "gen_console";
 // Double-submit token of the sign-in form, before there is a session to hold one.
 export const SIGN_IN_CSRF_COOKIE = "gen_console_csrf";
+// The pre-sign-in session that token is bound to (pre-sign-in-session.ts).
+export const PRE_SIGN_IN_COOKIE = "gen_console_pre";
 
 /** HttpOnly, SameSite=Strict, scoped to /console: the API never sees these cookies, scripts never read them. */
 export const cookieOptions = (secure: boolean) => ({ path: "/console", httpOnly: true, sameSite: "strict" as const, secure });

@@ -46,13 +46,14 @@ export type SignInCsrf = ReturnType<typeof signInCsrf>;
 
 /**
  * The sign-in form comes before any session, so its token is a signed double-submit cookie
- * (csrf-csrf): the form field must equal the cookie, and the cookie must carry our HMAC. There is no
- * session to bind it to (the identifier is empty); the same-origin check covers the rest.
+ * (csrf-csrf): the form field must equal the cookie, and the cookie must carry our HMAC over the
+ * pre-sign-in session's id (pre-sign-in-session.ts), so the pair works in that session only. A
+ * request without one is refused by the route before the token is checked.
  */
-export function signInCsrf(getSecret: () => string, secureCookies: boolean) {
+export function signInCsrf(getSecret: () => string, secureCookies: boolean, preSignIn: (req: Request) => string | undefined) {
   return doubleCsrf({
     getSecret,
-    getSessionIdentifier: () => "",
+    getSessionIdentifier: (req) => preSignIn(req) ?? "",
     cookieName: SIGN_IN_CSRF_COOKIE,
     cookieOptions: cookieOptions(secureCookies),
     size: 32,

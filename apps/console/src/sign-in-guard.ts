@@ -9,20 +9,20 @@ const MAX_WAIT_MS = 15 * 60_000;
 const FAILURES_TTL_MS = 24 * 3600_000;
 const KNOWN_TTL_MS = 30 * 24 * 3600_000;
 
-// Atomic check-and-claim: an attempt that may proceed stamps `last` at once, so parallel attempts
-// from the same address cannot all slip through one wait. Clocked by Redis TIME (shared by gateways).
+// Atomic check-and-claim: an attempt that may proceed while the account and address are in back-off
+// stamps `last` at once, so parallel attempts from the same address cannot all slip through one
+// wait. Below the free failures it writes nothing: a record is made only by a failure (FAIL), once
+// the password has been checked. Clocked by Redis TIME (shared by gateways).
 const CLAIM = `
+local count = tonumber(redis.call('HGET', KEYS[1], 'count') or 0)
+local free = tonumber(ARGV[1])
+if count < free then return {1, 0} end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local count = tonumber(redis.call('HGET', KEYS[1], 'count') or 0)
 local last = tonumber(redis.call('HGET', KEYS[1], 'last') or 0)
-local free = tonumber(ARGV[1])
-if count >= free then
-  local wait = math.min(1000 * 2 ^ (count - free), tonumber(ARGV[2]))
-  if now < last + wait then return {0, math.ceil(last + wait - now)} end
-end
+local wait = math.min(1000 * 2 ^ (count - free), tonumber(ARGV[2]))
+if now < last + wait then return {0, math.ceil(last + wait - now)} end
 redis.call('HSET', KEYS[1], 'last', now)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {1, 0}
 `;
 
@@ -37,7 +37,7 @@ return 1
 `;
 
 type GuardRedis = Redis & {
-  signInClaim(key: string, free: number, maxWaitMs: number, ttlMs: number): Promise<[number, number]>;
+  signInClaim(key: string, free: number, maxWaitMs: number): Promise<[number, number]>;
   signInFail(key: string, ttlMs: number): Promise<number>;
 };
 
@@ -47,9 +47,9 @@ export interface SignInClaim {
 }
 
 /**
- * Per-account escalating back-off, keyed on (account, client address): an attacker guessing one
- * operator's password waits longer and longer, while the operator signing in from another address
- * is not slowed at all. Addresses an account has signed in from before are remembered, so the
+ * Per-account escalating back-off, keyed on (account, client address; an address is its limit key,
+ * clientLimitKey from @gen/rate-limit): an attacker guessing one operator's password waits longer
+ * and longer, while the operator signing in from another address is not slowed at all. Addresses an account has signed in from before are remembered, so the
  * looser per-account bucket (spread over many addresses) cannot lock the operator out from them.
  */
 export class SignInGuard {
@@ -65,10 +65,11 @@ export class SignInGuard {
   }
 
   async claim(email: string, address: string): Promise<SignInClaim> {
-    const [allowed, retryAfterMs] = await this.redis.signInClaim(this.failuresKey(email, address), FREE_FAILURES, MAX_WAIT_MS, FAILURES_TTL_MS);
+    const [allowed, retryAfterMs] = await this.redis.signInClaim(this.failuresKey(email, address), FREE_FAILURES, MAX_WAIT_MS);
     return { allowed: allowed === 1, retryAfterMs };
   }
 
+  /** After the password check failed, never before: an attempt that was not checked leaves no record. */
   async recordFailure(email: string, address: string): Promise<void> {
     await this.redis.signInFail(this.failuresKey(email, address), FAILURES_TTL_MS);
   }

@@ -3,7 +3,7 @@ import { promisify } from "node:util";
 import request from "supertest";
 import { hashPassword } from "@gen/passwords";
 import { QUEUE_NAMES } from "@gen/queues";
-import { cookieFrom, createOperator, signIn, type ConsoleOperatorSession } from "./support/console-session.ts";
+import { cookieFrom, createOperator, signIn, signInForm, type ConsoleOperatorSession } from "./support/console-session.ts";
 import { createTestConsole, type TestConsole } from "./support/test-console.ts";
 
 const run = promisify(execFile);
@@ -68,9 +68,7 @@ describe("sign-in", () => {
 
   const attempt = async (fields: Record<string, string>, opts: { omitToken?: boolean; origin?: string; on?: TestConsole } = {}) => {
     const app = (opts.on ?? gw).app;
-    const form = await request(app).get("/console/sign-in").set("Accept", "text/html");
-    const cookie = cookieFrom(form, "gen_console_csrf")!;
-    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const { cookie, token } = signInForm(await request(app).get("/console/sign-in").set("Accept", "text/html"));
     const req = request(app).post("/console/sign-in").set("Cookie", cookie).set("Accept", "text/html").type("form");
     if (opts.origin) req.set("Origin", opts.origin);
     return req.send(opts.omitToken ? fields : { _csrf: token, ...fields });
@@ -141,14 +139,12 @@ describe("sign-in", () => {
 
   test("signing in again ends the session the browser carried", async () => {
     const own = await signIn(gw);
-    const form = await html("/console/sign-in", own.cookie);
-    const csrf = cookieFrom(form, "gen_console_csrf")!;
-    const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const form = signInForm(await html("/console/sign-in", own.cookie));
     const res = await request(gw.app)
       .post("/console/sign-in")
-      .set("Cookie", `${own.cookie}; ${csrf}`)
+      .set("Cookie", `${own.cookie}; ${form.cookie}`)
       .type("form")
-      .send({ _csrf: token, email: own.email, password: own.password });
+      .send({ _csrf: form.token, email: own.email, password: own.password });
     expect(res.status).toBe(303);
     expect((await html("/console", own.cookie)).status).toBe(302);
     expect((await html("/console", cookieFrom(res, "gen_console"))).status).toBe(200);

@@ -2,7 +2,7 @@ import { randomBytes, scryptSync } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import request from "supertest";
 import { newOperatorId } from "@gen/ids";
-import { cookieFrom, createOperator } from "./support/console-session.ts";
+import { cookieFrom, createOperator, signInForm } from "./support/console-session.ts";
 import { createTestConsole, type TestConsole } from "./support/test-console.ts";
 
 // Requests come from loopback; with TRUST_PROXY=loopback, X-Forwarded-For is the client address as
@@ -12,9 +12,7 @@ function gatewayBehindProxy(env: Record<string, string>): Promise<TestConsole> {
 }
 
 async function attempt(gw: TestConsole, address: string, email: string, password: string) {
-  const form = await request(gw.app).get("/console/sign-in").set("Accept", "text/html").set("X-Forwarded-For", address);
-  const cookie = cookieFrom(form, "gen_console_csrf")!;
-  const token = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+  const { cookie, token } = signInForm(await request(gw.app).get("/console/sign-in").set("Accept", "text/html").set("X-Forwarded-For", address));
   return request(gw.app)
     .post("/console/sign-in")
     .set("Cookie", cookie)

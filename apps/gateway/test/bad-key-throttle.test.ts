@@ -62,6 +62,23 @@ test("TRUST_PROXY=1: the address behind the proxy is the one counted", async () 
   }
 });
 
+test("IPv6 counts by /64: every address of one prefix shares a bucket; an IPv4-mapped address is its IPv4", async () => {
+  const { gw } = await gatewayCountingKeyLookups({ TRUST_PROXY: "1" });
+  try {
+    const bogus = (from: string) => request(gw.app).get("/api/v1/account").set("Authorization", `Bearer ${newApiKey()}`).set("X-Forwarded-For", from);
+    // Three addresses of one /64 spend its bucket; a fourth one of the same /64 is refused.
+    for (const address of ["2001:db8:5:6::1", "2001:db8:5:6:a:b:c:d", "2001:db8:5:6:ffff:ffff:ffff:fffe"]) expectError(await bogus(address), 401, 10003);
+    expectError(await bogus("2001:db8:5:6:1234::9"), 429, 50001);
+    // The neighbouring /64 is another subscriber.
+    expectError(await bogus("2001:db8:5:7::1"), 401, 10003);
+    // An IPv4 client seen through a dual-stack socket is the same client as its IPv4 address.
+    for (let i = 0; i < 3; i++) expectError(await bogus("198.51.100.77"), 401, 10003);
+    expectError(await bogus("::ffff:198.51.100.77"), 429, 50001);
+  } finally {
+    await gw.close();
+  }
+});
+
 test("Redis away: failed lookups are counted by the process itself", async () => {
   const { createRedis } = await import("@gen/queues");
   const { RateLimiter } = await import("@gen/rate-limit");

@@ -79,6 +79,20 @@ describe("the served document", () => {
     expect(page.text + init.text).not.toMatch(/https?:\/\//);
     expect((await request(gw.app).get("/docs/assets/nope.js")).status).toBe(404);
   });
+
+  test("/docs and its files carry a strict CSP (scripts from its own files only), nosniff and no framing", async () => {
+    for (const path of ["/docs", "/docs/init.js", "/docs/assets/swagger-ui-bundle.js", "/docs/assets/nope.js"]) {
+      const res = await request(gw.app).get(path);
+      const csp = res.headers["content-security-policy"] ?? "";
+      expect([path, csp.split("; ").sort()]).toEqual([
+        path,
+        expect.arrayContaining(["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"]),
+      ]);
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+      expect(res.headers["x-content-type-options"]).toBe("nosniff");
+      expect(res.headers["x-frame-options"]).toBe("DENY");
+    }
+  });
 });
 
 describe("real responses match the document", () => {

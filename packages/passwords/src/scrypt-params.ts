@@ -1,6 +1,6 @@
 // scrypt with N = 2^17, r = 8, p = 1: OWASP's Password Storage Cheat Sheet minimum for scrypt,
 // 128 MiB and a few hundred milliseconds per hash on one core. Sign-in is rare and rate-limited,
-// and hashing-slots.ts caps how many run at once, so the memory per process stays bounded.
+// and hashing-queue.ts caps how many run at once, so the memory per process stays bounded.
 export const SCRYPT = { N: 2 ** 17, r: 8, p: 1, keyLength: 32, saltLength: 16 } as const;
 
 // Node refuses parameters needing more than maxmem (32 MiB by default). scrypt needs 128 * N * r

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { derive } from "./hash-password.ts";
+import type { HashingOptions } from "./hashing-queue.ts";
 import { SCRYPT, fitsMaxmem } from "./scrypt-params.ts";
 
 // Spent when the account does not exist, so a wrong e-mail costs as much time as a wrong password.
@@ -11,14 +12,17 @@ interface ParsedHash {
   hash: Buffer;
 }
 
-/** Checks a password against a stored hash; `null` (no such operator) still spends one hash and answers false. */
-export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+/**
+ * Checks a password against a stored hash; `null` (no such operator) still spends one hash and
+ * answers false. Throws HashingBusy or HashingAbandoned (hashing-queue.ts) without having checked.
+ */
+export async function verifyPassword(password: string, stored: string | null, options?: HashingOptions): Promise<boolean> {
   const parsed = stored === null ? null : parse(stored);
   if (!parsed) {
-    await derive(password, DECOY.salt, DECOY.hash.length, SCRYPT);
+    await derive(password, DECOY.salt, DECOY.hash.length, SCRYPT, options);
     return false;
   }
-  const actual = await derive(password, parsed.salt, parsed.hash.length, parsed.params);
+  const actual = await derive(password, parsed.salt, parsed.hash.length, parsed.params, options);
   return timingSafeEqual(actual, parsed.hash);
 }
 

@@ -123,13 +123,15 @@ async function getFrom(localAddress: string, url: string, authorization: string)
 async function consoleSignIn(stack: FaultStack): Promise<{ cookie: string; csrfToken: string }> {
   const { email, password } = await createOperator(stack.db);
   const form = await fetch(`${stack.baseUrl}/console/sign-in`, { headers: { Accept: "text/html" } });
+  // The CSRF cookie and the pre-sign-in session it is bound to.
   const csrfCookie = cookie(form, "gen_console_csrf");
+  const preSignIn = cookie(form, "gen_console_pre");
   const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1];
-  expect([csrfCookie !== undefined, token !== undefined]).toEqual([true, true]);
+  expect([csrfCookie !== undefined, preSignIn !== undefined, token !== undefined]).toEqual([true, true, true]);
   const signedIn = await fetch(`${stack.baseUrl}/console/sign-in`, {
     method: "POST",
     redirect: "manual",
-    headers: { Cookie: csrfCookie!, "Content-Type": "application/x-www-form-urlencoded", Origin: stack.baseUrl },
+    headers: { Cookie: `${csrfCookie!}; ${preSignIn!}`, "Content-Type": "application/x-www-form-urlencoded", Origin: stack.baseUrl },
     body: new URLSearchParams({ _csrf: token!, email, password }).toString(),
   });
   expect(signedIn.status).toBe(303);

@@ -33,13 +33,17 @@ export function cookieFrom(res: request.Response, name: string): string | undefi
   return line?.split(";")[0];
 }
 
+/** What a browser posts back from a served sign-in form: its cookies (the CSRF cookie and the pre-sign-in session it is bound to) and its token. */
+export function signInForm(res: request.Response): { cookie: string; token: string } {
+  const cookie = ["gen_console_csrf", "gen_console_pre"].map((name) => cookieFrom(res, name) ?? "").join("; ");
+  return { cookie, token: /name="_csrf" value="([^"]+)"/.exec(res.text)![1]! };
+}
+
 /** Signs in through the real form (CSRF cookie, POST) and reads the session's CSRF token off a page. */
 export async function signIn(gw: TestConsole, operator?: { email: string; password: string }): Promise<ConsoleOperatorSession> {
   const { email, password } = operator ?? (await createOperator(gw.deps.db));
-  const form = await request(gw.app).get("/console/sign-in").set("Accept", "text/html");
-  const csrfCookie = cookieFrom(form, "gen_console_csrf")!;
-  const formToken = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
-  const res = await request(gw.app).post("/console/sign-in").set("Cookie", csrfCookie).type("form").send({ _csrf: formToken, email, password });
+  const form = signInForm(await request(gw.app).get("/console/sign-in").set("Accept", "text/html"));
+  const res = await request(gw.app).post("/console/sign-in").set("Cookie", form.cookie).type("form").send({ _csrf: form.token, email, password });
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${res.text.slice(0, 200)}`);
   const cookie = cookieFrom(res, "gen_console")!;
   const home = await request(gw.app).get("/console").set("Accept", "text/html").set("Cookie", cookie);

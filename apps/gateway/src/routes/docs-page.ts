@@ -4,6 +4,25 @@
  */
 export const DOCS_ASSETS_PATH = "/docs/assets";
 
+/**
+ * The page shares its origin with the console, so a script injected into it (a crafted spec, a
+ * hostile query string Swagger UI echoes) could act on an operator's console session: scripts run
+ * only from the page's own files (Swagger UI's bundle and init.js, no inline script, no eval),
+ * styles likewise, it calls only its own origin, and no page may frame it. data: images are
+ * Swagger UI's icons. test/e2e/docs-browser.test.ts renders the page under this policy in Chromium.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
 export const DOCS_PAGE = `<!doctype html>
 <html lang="en">
 <head>
