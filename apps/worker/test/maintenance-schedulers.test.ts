@@ -81,7 +81,7 @@ test("a job on the maintenance queue that names no periodic job runs nothing", a
   // Its schedulers and their runs go; only the stray job is left. A run that was finishing while
   // the queue was emptied can still add its scheduler's next job (on a loaded machine it did), so
   // the queue is emptied until it stays empty.
-  for (let quiet = 0; quiet < 2; ) {
+  for (let quiet = 0; quiet < 2;) {
     await queue.obliterate({ force: true });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const counts = Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);

@@ -8,12 +8,7 @@ export function authenticate(deps: Pick<GatewayDeps, "db" | "badKeyThrottle" | "
     // req.ip honours TRUST_PROXY (create-app.ts); it is read only when the throttle needs it, not
     // for a cached key (its proxy-addr walk was ~0.6 % of the gateway's CPU per submission). An IPv6
     // client counts by its /64 (clientLimitKey), or one subscriber would have 2^64 buckets.
-    const auth = await authenticateKey(
-      deps.db,
-      req.headers.authorization,
-      { address: () => clientLimitKey(req.ip), by: deps.badKeyThrottle },
-      deps.keyCache,
-    );
+    const auth = await authenticateKey(deps.db, req.headers.authorization, { address: () => clientLimitKey(req.ip), by: deps.badKeyThrottle }, deps.keyCache);
     res.locals.userId = auth.userId;
     res.locals.apiKey = auth;
     next();
