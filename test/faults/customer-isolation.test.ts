@@ -1,14 +1,20 @@
-// Fault: two customers (two keys) each give every task a host name of its own under a wildcard DNS
-// record (`k{j}-t{i}.<their domain>`), every one of them hanging (takes the POST, never answers):
-// 300 tasks, 300 distinct hanging host names, so no host ever reaches its cap or its run of
-// timeouts. Meanwhile a third customer submits one task a second to a healthy receiver. Two real
-// worker processes; shortened timings (FAULT_TIMINGS: 3 s webhook timeout) with the delivery slots
-// scaled down with them (DELIVERY_CONCURRENCY 16: a 3 s hang fills 16 slots as a 10 s one fills the
-// default 64), WEBHOOK_CUSTOMER_CONCURRENCY 8 (a quarter of the fleet's main-lane slots per customer).
+// Fault: two customers (two keys) give every task a receiver of its own, every one of them hanging
+// (takes the POST, never answers): 300 tasks, 300 distinct hanging host names, so no host ever
+// reaches its cap or its run of timeouts. Each host name is a registrable domain of its own
+// (`hooks.<label>-<id>.example`), as a hosting platform's customers are, each one label under the
+// platform's private public suffix: no registrable domain's run of timeouts reaches the slow lane
+// either, so only the per-customer counters (the fleet-wide cap and the customer's run of timeouts)
+// stand between the flood and the main lane. (FAULTS_CUSTOMER_ISOLATION=wildcard runs the same flood
+// to one wildcard domain instead, `k{j}-t{i}.<domain>`, where the registrable domain's counter acts
+// too.) Meanwhile a third customer submits one task a second to a healthy receiver. Two real worker
+// processes; shortened timings (FAULT_TIMINGS: 3 s webhook timeout) with the delivery slots scaled
+// down with them (DELIVERY_CONCURRENCY 16: a 3 s hang fills 16 slots as a 10 s one fills the default
+// 64), WEBHOOK_CUSTOMER_CONCURRENCY 8 (a quarter of the fleet's main-lane slots per customer).
 // Checks: every one of the victim's webhooks is delivered on attempt 1, none ends `stale_claim`, and
 // its dispatch p99 stays under a guard (goal 1 s); the hanging customers never hold more than their
 // cap of main-lane POSTs, plus the slow lane's few slots. Prints the victim's dispatch p50/p99 and
 // what became of the hanging webhooks.
+import { registrableDomain } from "@gen/queues";
 import { failWithAppOutput, type FaultStack } from "./support/fault-stack.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { attemptOutcomes, healthyDispatch, percentile, startIsolationStage, type IsolationStage } from "./support/isolation.ts";
@@ -35,10 +41,14 @@ const fail = (error: unknown): never => failWithAppOutput(stack, error);
 
 // FAULTS_CUSTOMER_ISOLATION=0 skips it (a scenario of about two minutes).
 const describeIsolation = process.env.FAULTS_CUSTOMER_ISOLATION === "0" ? describe.skip : describeWithReceiver;
+const wildcard = process.env.FAULTS_CUSTOMER_ISOLATION === "wildcard";
+// Keys alternate: task i is key i % 2's.
+const labels = Array.from({ length: HANGING_TASKS }, (_, i) => `k${i % 2}-t${i}`);
+const domains = wildcard ? "one wildcard domain" : "as many registrable domains";
 
-describeIsolation("two customers flooding 300 distinct hanging host names next to a healthy customer", () => {
+describeIsolation(`two customers flooding 300 distinct hanging host names (${domains}) next to a healthy customer`, () => {
   beforeAll(async () => {
-    hanging = await startHookReceiver(() => ({ status: 200, delayMs: HANG_MS }), undefined, 0, true);
+    hanging = await startHookReceiver(() => ({ status: 200, delayMs: HANG_MS }), undefined, 0, wildcard ? { wildcard: true } : { sites: labels });
     stage = await startIsolationStage(hanging, {
       WEBHOOK_HOST_CONCURRENCY: "8",
       WEBHOOK_CUSTOMER_CONCURRENCY: String(CUSTOMER_CAP),
@@ -67,12 +77,14 @@ describeIsolation("two customers flooding 300 distinct hanging host names next t
         victimIds.push(answer.body.id as string);
       }
     })();
-    // Keys alternate; every task a host name of its own under the hanging customers' wildcard record.
+    const hangingUrls = labels.map((label) => hanging!.urlFor(label));
+    const hangingDomains = new Set(hangingUrls.map((url) => registrableDomain(new URL(url).host))).size;
+    expect(hangingDomains).toBe(wildcard ? 1 : HANGING_TASKS);
     const hangingIds = await submitMany(
       stack!,
       (i) => floodKeys[i % 2]!.auth,
       HANGING_TASKS,
-      (i) => ({ model: "sim-detect-1", text: `flood ${i}`, webhook_url: hanging!.urlFor(`k${i % 2}-t${i}`) }),
+      (i) => ({ model: "sim-detect-1", text: `flood ${i}`, webhook_url: hangingUrls[i]! }),
       undefined,
       FLOOD_RATE,
     ).catch(fail);
@@ -87,7 +99,7 @@ describeIsolation("two customers flooding 300 distinct hanging host names next t
     clearInterval(sampler);
     const hangingOutcomes = await attemptOutcomes(db, hangingIds);
     process.stdout.write(
-      `customer isolation (${HANGING_TASKS} tasks from 2 keys to ${HANGING_TASKS} distinct hanging host names at ${FLOOD_RATE}/s, a victim at 1/s with ${VICTIM_TASKS}; ` +
+      `customer isolation (${HANGING_TASKS} tasks from 2 keys to ${HANGING_TASKS} distinct hanging host names in ${hangingDomains} registrable domain(s) at ${FLOOD_RATE}/s, a victim at 1/s with ${VICTIM_TASKS}; ` +
         `2 workers, DELIVERY_CONCURRENCY ${DELIVERY_CONCURRENCY}, WEBHOOK_CUSTOMER_CONCURRENCY ${CUSTOMER_CAP}): ` +
         `victim dispatch p50 ${p50} ms, p99 ${p99} ms, max ${latencies[latencies.length - 1]} ms (goal p99 < 1000 ms); victim attempts: ${victimOutcomes.line}; ` +
         `hanging receiver: at most ${maxHanging} POSTs in flight, attempts ${hangingOutcomes.line}; all settled after ${((Date.now() - started) / 1000).toFixed(0)} s\n`,

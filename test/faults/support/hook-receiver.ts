@@ -18,8 +18,9 @@ export interface HookReceiver {
   /** The webhook_url to submit: a public-looking name that only the app processes map to loopback. */
   url: string;
   /**
-   * With `wildcard`: the webhook_url under host name `<label>.<the receiver's domain>` (any label: a
-   * customer's wildcard DNS record, one host name per task, all of one registrable domain).
+   * Started with `{ wildcard: true }`: the webhook_url under host name `<label>.<the receiver's
+   * domain>` (any label: a customer's wildcard DNS record, one host name per task, all of one
+   * registrable domain). Started with `{ sites }`: the one of the site named `label` (one of them).
    */
   urlFor(label: string): string;
   /** `url` and one more per alias: the same receiver under other host names of its domain. */
@@ -48,6 +49,14 @@ export function describeWithReceiver(title: string, body: () => void): void {
 }
 
 /**
+ * More host names for one receiver. `wildcard`: every name one label below its domain (a
+ * customer's wildcard DNS record: one registrable domain). `sites`: one registrable domain per
+ * label (`hooks.<label>-<id>.example`), as a hosting platform's customers are, each one label under
+ * the platform's private public suffix: a run of timeouts on one of them counts for no other.
+ */
+export type MoreNames = { wildcard: true } | { sites: string[] };
+
+/**
  * An HTTPS receiver for the fault scenarios: counts POSTs per task id (from the body's `id`), and
  * answers as the behaviour says, possibly after a delay (a delivery "in flight").
  */
@@ -55,7 +64,7 @@ export async function startHookReceiver(
   behaviour: HookBehaviour = () => ({ status: 200 }),
   sharedCa?: KeyPair,
   aliases = 0,
-  wildcard = false,
+  more?: MoreNames,
 ): Promise<HookReceiver> {
   const id = randomBytes(4).toString("hex");
   // Each receiver a registrable domain of its own, as two customers' sites are: a receiver's
@@ -63,7 +72,11 @@ export async function startHookReceiver(
   const site = `f${id}.example`;
   // Host tickets are counted per host name, so aliases are receivers of their own to the worker.
   const names = [`hooks.${site}`, ...Array.from({ length: aliases }, (_, n) => `hooks-${n + 1}.${site}`)];
-  if (wildcard) names.push(`*.${site}`);
+  // A wildcard name may not stand for a whole label under a public suffix (`*.example`), so each
+  // site is a name of its own in the certificate and in the loopback mapping.
+  const sites = new Map<string, string>(more && "sites" in more ? more.sites.map((label) => [label, `hooks.${label}-f${id}.example`]) : []);
+  if (more && "wildcard" in more) names.push(`*.${site}`);
+  names.push(...sites.values());
   // Receivers of one scenario share a CA: NODE_EXTRA_CA_CERTS takes one file, and two CAs of one
   // name in it would not verify.
   const ca = sharedCa ?? (await createTestCa("fault suite CA"));
@@ -110,10 +123,11 @@ export async function startHookReceiver(
 
   return {
     url: `https://${names[0]}/hooks/faults?secret=f4ult`,
-    urls: names.filter((name) => !name.startsWith("*")).map((name) => `https://${name}/hooks/faults?secret=f4ult`),
+    urls: names.slice(0, 1 + aliases).map((name) => `https://${name}/hooks/faults?secret=f4ult`),
     urlFor(label) {
-      if (!wildcard) throw new Error("urlFor needs a receiver started with wildcard");
-      return `https://${label}.${site}/hooks/faults?secret=f4ult`;
+      const name = more && "wildcard" in more ? `${label}.${site}` : sites.get(label);
+      if (name === undefined) throw new Error(`urlFor: the receiver was not started with a wildcard name nor with site ${label}`);
+      return `https://${name}/hooks/faults?secret=f4ult`;
     },
     ca,
     childEnv: { FAULT_HOSTS: names.map((name) => `${name}=${address}`).join(","), WEBHOOK_ALLOWED_CIDRS: `${address}/32`, NODE_EXTRA_CA_CERTS: caFile },
