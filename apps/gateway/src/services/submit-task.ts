@@ -17,7 +17,7 @@ import { newTaskId } from "@gen/ids";
 import { enqueueGenerationJobs, withDeadline } from "@gen/queues";
 import { compensateSubmission, reserveTask, reserveTasks, type TaskToReserve } from "@gen/ledger";
 import type { GatewayDeps } from "./gateway-deps.ts";
-import { refuseInternalUrls, validateSubmission } from "./validate-submission.ts";
+import { priceSubmission, refuseInternalUrls, validateSubmission, type ValidSubmission } from "./validate-submission.ts";
 
 export interface SubmitInput {
   userId: string;
@@ -57,7 +57,7 @@ interface Idempotency {
 
 interface Pending {
   input: SubmitInput;
-  submission: Submission;
+  submission: ValidSubmission;
   idempotency: Idempotency | undefined;
   taskId: string;
   answer: (outcome: Outcome) => void;
@@ -92,8 +92,9 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
   );
   const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch, "skipLocked", lanes));
   return async (input) => {
-    const submission = validateSubmission(deps.catalog, input.endpoint, input.body);
-    await refuseInternalUrls(deps.urlGuard, submission);
+    const checked = validateSubmission(deps.catalog, input.endpoint, input.body);
+    await refuseInternalUrls(deps.urlGuard, checked);
+    const submission = priceSubmission(deps.catalog, checked);
     const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, requestHash: hashRequest(input.endpoint, input.body) } : undefined;
     if (idempotency) {
       const replay = await answerFailures(deps, input, idempotency, async () => {
@@ -258,8 +259,6 @@ async function answerFailures<T extends Submitted | null>(
     throw new ApiError(Err.PersistFailed);
   }
 }
-
-type Submission = ReturnType<typeof validateSubmission>;
 
 const taskToReserve = ({ input, submission, idempotency, taskId }: Pending): TaskToReserve => ({
   id: taskId,
