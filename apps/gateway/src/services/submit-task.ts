@@ -88,7 +88,7 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
   const lanes = serialLanes<Pending>(
     LOCKED_USER_LANES,
     (pending) => pending.input.userId,
-    (batch) => commitBatch(deps, batch, "wait", () => {}),
+    (batch) => commitBatch(deps, batch, "wait", (deferred) => refuseDeferred(deps, deferred)),
   );
   const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch, "skipLocked", lanes));
   return async (input) => {
@@ -132,6 +132,15 @@ async function commitBatch(deps: GatewayDeps, batch: Pending[], locks: UserRowLo
     outcomes = answered.map(() => ({ ok: false, error: new ApiError(Err.Internal) }));
   }
   answered.forEach((pending, i) => pending.answer(outcomes[i]!));
+}
+
+/**
+ * A statement that waits for the row never reports it held; should one ever do, its requests are
+ * answered 70002 (as when the wait reaches statement_timeout) rather than left without an answer.
+ */
+function refuseDeferred(deps: GatewayDeps, deferred: Pending[]): void {
+  deps.logger.error("user row reported held by a statement that waits for it", { request_ids: deferred.map((p) => p.input.requestId) });
+  for (const pending of deferred) pending.answer({ ok: false, error: new ApiError(Err.DatabaseUnavailable) });
 }
 
 /** A request of a user whose row another transaction held: not written, sent on in the user's lane. */
