@@ -7,6 +7,7 @@ import request from "supertest";
 import { hashingQueue } from "@gen/passwords";
 import { createOperator, signInForm } from "./support/console-session.ts";
 import { createTestConsole, type TestConsole } from "./support/test-console.ts";
+import { until } from "../../../test/support/until.ts";
 
 // Requests come from loopback; with TRUST_PROXY=loopback, X-Forwarded-For is the client address as
 // a proxy on this host would send it, so one test can play many addresses (here, one IPv6 /64).
@@ -22,14 +23,6 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
   await gw.close();
 });
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(10);
-  }
-}
 
 const form = (address: string) => request(server).get("/console/sign-in").set("Accept", "text/html").set("X-Forwarded-For", address).then(signInForm);
 
