@@ -8,7 +8,7 @@ const DEADLINE_CHECK_MS = 1000;
 const DROP_LOG_EVERY_MS = 10_000;
 
 /** The one log call this needs (a winston logger, or the metrics server's). */
-export interface ListenerLogger {
+interface ListenerLogger {
   warn(message: string, fields: Record<string, unknown>): unknown;
 }
 
