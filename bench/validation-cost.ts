@@ -8,7 +8,7 @@ import { ApiError } from "@gen/errors";
 // eslint-disable-next-line no-restricted-imports
 import { jsonShapeProblem, startsAsObject } from "../apps/gateway/src/http/json-shape.ts";
 // eslint-disable-next-line no-restricted-imports
-import { validateSubmission } from "../apps/gateway/src/services/validate-submission.ts";
+import { priceSubmission, validateSubmission } from "../apps/gateway/src/services/validate-submission.ts";
 import { HOSTILE_BODIES } from "../test/faults/support/hostile-bodies.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -20,7 +20,7 @@ function handle(endpoint: (typeof HOSTILE_BODIES)[number]["endpoint"], raw: Buff
   if (jsonShapeProblem(text) !== null) return startsAsObject(text) ? "400/20003" : "400/20001";
   const body = JSON.parse(text) as Record<string, unknown>;
   try {
-    validateSubmission(catalog, endpoint, body);
+    priceSubmission(catalog, validateSubmission(catalog, endpoint, body));
     return "202";
   } catch (error) {
     if (error instanceof ApiError) return `400/${error.code}`;

@@ -32,18 +32,18 @@ const TOO_MANY = "Too many sign-in attempts; wait a minute and try again.";
 
 /**
  * GET/POST /sign-in. The sign-in form is CSRF-protected by a signed double-submit cookie bound to a
- * pre-sign-in session, good for one attempt: every form served after a post is a fresh one.
+ * pre-sign-in session, good for one attempt: every form served, on a GET or after a post, is a
+ * fresh one.
  */
 export function signInRoutes(deps: SignInDeps): Router {
   const router = Router();
   const { ui } = deps;
 
   const showForm = (req: Request, res: Response, status: number, error?: string, email?: string) => {
-    const fresh = req.method !== "GET" || deps.preSignIn.current(req) === undefined;
-    if (fresh) deps.preSignIn.start(req, res);
-    // A GET reuses the pair its pre-sign-in session already has (several tabs) when the cookie is
-    // valid for that session, and makes a new one otherwise.
-    const csrfToken = deps.csrf.generateCsrfToken(req, res, { overwrite: fresh });
+    // Never the session the browser already has: it may have been used by a post that got no new
+    // form (a closed connection, a 70001 page, a double submit), and would refuse the next post.
+    deps.preSignIn.start(req, res);
+    const csrfToken = deps.csrf.generateCsrfToken(req, res, { overwrite: true });
     const next = safeNext(req.method === "GET" ? req.query.next : (req.body as Record<string, unknown> | undefined)?.next);
     ui.page(res, { title: "Sign in", view: "sign-in", status, data: { csrfToken, next, email, error } });
   };
@@ -54,7 +54,6 @@ export function signInRoutes(deps: SignInDeps): Router {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const preSignIn = deps.preSignIn.current(req);
     if (!isSameOrigin(req, deps.baseUrl, false) || preSignIn === undefined || !deps.csrf.validateRequest(req)) throw csrfRefused();
-    if (!(await unavailableOnError(deps.preSignIn.consume(preSignIn)))) throw csrfRefused();
     const email = typeof body.email === "string" ? body.email.trim().toLowerCase().slice(0, 254) : "";
     const password = typeof body.password === "string" ? body.password.slice(0, 1024) : "";
     const address = clientLimitKey(req.ip);
@@ -63,6 +62,13 @@ export function signInRoutes(deps: SignInDeps): Router {
       deps.logger.warn("console sign-in rate limited", { email, ip: req.ip, reason: refused.reason });
       res.set("Retry-After", String(refused.retryAfterSeconds));
       return showForm(req, res, 429, refused.message, email);
+    }
+    // After the limits, so that a flood past them writes nothing more to Redis; before the password
+    // check, so that one form is one check. A used form's cookies are cleared: the next GET starts over.
+    if (!(await unavailableOnError(deps.preSignIn.consume(preSignIn)))) {
+      res.clearCookie(SIGN_IN_CSRF_COOKIE, cookieOptions(deps.secureCookies));
+      res.clearCookie(PRE_SIGN_IN_COOKIE, cookieOptions(deps.secureCookies));
+      throw csrfRefused();
     }
     const found = email ? await findOperatorByEmail(deps.db, email) : undefined;
     let ok: boolean;

@@ -7,6 +7,7 @@ import request from "supertest";
 import { hashingQueue } from "@gen/passwords";
 import { createOperator, signInForm } from "./support/console-session.ts";
 import { createTestConsole, type TestConsole } from "./support/test-console.ts";
+import { until } from "../../../test/support/until.ts";
 
 // Requests come from loopback; with TRUST_PROXY=loopback, X-Forwarded-For is the client address as
 // a proxy on this host would send it, so one test can play many addresses (here, one IPv6 /64).
@@ -22,14 +23,6 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
   await gw.close();
 });
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(10);
-  }
-}
 
 const form = (address: string) => request(server).get("/console/sign-in").set("Accept", "text/html").set("X-Forwarded-For", address).then(signInForm);
 
@@ -128,6 +121,33 @@ test("a flood from one IPv6 /64 gets 429s and the operator elsewhere is signed i
   expect(refused.text).toContain("Too many sign-in");
 }, 120_000);
 
+/** A form post on a socket of the test's own, so that the test can close it before the answer. */
+function rawPost(served: { cookie: string; token: string }, address: string, fields: Record<string, string>): http.ClientRequest {
+  const body = new URLSearchParams({ _csrf: served.token, ...fields }).toString();
+  const sent = http.request({
+    host: "127.0.0.1",
+    port: (server.address() as AddressInfo).port,
+    method: "POST",
+    path: "/console/sign-in",
+    headers: {
+      Cookie: served.cookie,
+      "X-Forwarded-For": address,
+      "Content-Type": "application/x-www-form-urlencoded",
+      "Content-Length": Buffer.byteLength(body),
+    },
+  });
+  sent.on("error", () => {});
+  sent.end(body);
+  return sent;
+}
+
+/** A browser's cookie jar: the later cookies replace the earlier ones of the same name. */
+function mergeCookies(earlier: string, later: string): string {
+  const jar = new Map<string, string>();
+  for (const cookie of `${earlier}; ${later}`.split("; ").filter(Boolean)) jar.set(cookie.split("=")[0]!, cookie);
+  return [...jar.values()].join("; ");
+}
+
 test("a client that closes its connection before its hash starts costs no hash", async () => {
   const op = await createOperator(gw.deps.db);
   const served = await form("203.0.113.62");
@@ -135,21 +155,7 @@ test("a client that closes its connection before its hash starts costs no hash",
   const release = await holdHashingSlots();
   try {
     const before = hashingQueue.stats().started;
-    const body = new URLSearchParams({ _csrf: served.token, email: op.email, password: "a guess" }).toString();
-    const sent = http.request({
-      host: "127.0.0.1",
-      port: (server.address() as AddressInfo).port,
-      method: "POST",
-      path: "/console/sign-in",
-      headers: {
-        Cookie: served.cookie,
-        "X-Forwarded-For": "203.0.113.62",
-        "Content-Type": "application/x-www-form-urlencoded",
-        "Content-Length": Buffer.byteLength(body),
-      },
-    });
-    sent.on("error", () => {});
-    sent.end(body);
+    const sent = rawPost(served, "203.0.113.62", { email: op.email, password: "a guess" });
     await until(() => hashingQueue.stats().waiting === 1, "the sign-in to wait for a hashing slot");
     sent.destroy();
     await until(() => hashingQueue.stats().waiting === 0, "the abandoned sign-in to leave the queue");
@@ -222,16 +228,47 @@ describe("the sign-in form's CSRF pair", () => {
     expect(swapped.status).toBe(403);
     // No pre-sign-in session at all.
     expect((await post("203.0.113.65", fields, { cookie: csrf(mine.cookie), token: mine.token })).status).toBe(403);
-    // A form served again keeps its session's pair, and a CSRF cookie of another session is replaced.
+    // A form served again is a fresh pre-sign-in session: both cookies replaced, a new pair.
     const again = await request(server)
       .get("/console/sign-in")
       .set("Accept", "text/html")
       .set("Cookie", `${csrf(theirs.cookie)}; ${pre(mine.cookie)}`);
     expect(again.status).toBe(200);
     const renewed = signInForm(again);
+    expect(pre(renewed.cookie)).not.toBe(pre(mine.cookie));
     expect(renewed.token).not.toBe(theirs.token);
     // The whole pair of one session works.
-    expect((await post("203.0.113.65", fields, { cookie: `${pre(mine.cookie)}; ${csrf(renewed.cookie)}`, token: renewed.token })).status).toBe(303);
+    expect((await post("203.0.113.65", fields, renewed)).status).toBe(303);
+  });
+
+  test("a post whose connection closed before its answer leaves the browser able to sign in with the next form", async () => {
+    const op = await createOperator(gw.deps.db);
+    const address = "203.0.113.67";
+    const served = await form(address);
+    const release = await holdHashingSlots();
+    try {
+      const sent = rawPost(served, address, { email: op.email, password: op.password });
+      await until(() => hashingQueue.stats().waiting === 1, "the sign-in to wait for a hashing slot");
+      sent.destroy();
+      await until(() => hashingQueue.stats().waiting === 0, "the abandoned sign-in to leave the queue");
+    } finally {
+      await release();
+    }
+    // The browser got no answer, so it still holds the posted form's cookies when it opens the page again.
+    const reopened = await request(server).get("/console/sign-in").set("Accept", "text/html").set("X-Forwarded-For", address).set("Cookie", served.cookie);
+    expect(reopened.status).toBe(200);
+    const next = { ...signInForm(reopened), cookie: mergeCookies(served.cookie, signInForm(reopened).cookie) };
+    expect((await post(address, { email: op.email, password: op.password }, next)).status).toBe(303);
+  });
+
+  test("a used form posted again is refused and its cookies cleared", async () => {
+    const op = await createOperator(gw.deps.db);
+    const served = await form("203.0.113.68");
+    expect((await post("203.0.113.68", { email: op.email, password: "typo" }, served)).status).toBe(401);
+    const replayed = await post("203.0.113.68", { email: op.email, password: op.password }, served);
+    expect(replayed.status).toBe(403);
+    const cleared = ([] as string[]).concat(replayed.headers["set-cookie"] ?? []);
+    for (const name of ["gen_console_pre", "gen_console_csrf"]) expect(cleared).toContainEqual(expect.stringMatching(new RegExp(`^${name}=;`)));
   });
 
   test("serves one attempt: posting the same form again is refused, and the form served after a failure is fresh", async () => {
@@ -244,4 +281,21 @@ describe("the sign-in form's CSRF pair", () => {
     expect(again.token).not.toBe(served.token);
     expect((await post("203.0.113.66", { email: op.email, password: op.password }, again)).status).toBe(303);
   });
+});
+
+test("posts from one address past its limit get 429 and write nothing more to Redis", async () => {
+  const address = "203.0.113.69";
+  const { signInRate } = gw.deps.config.console;
+  const consumeKeys = async () => (await gw.deps.redis.keys(`${gw.deps.config.queuePrefix}:console:pre-sign-in:*`)).length;
+  const before = await consumeKeys();
+  for (let i = 0; i < 20; i++) {
+    // The address's bucket, emptied through the limiter itself (no hash to wait for), again before
+    // each post in case it refilled meanwhile.
+    while ((await gw.deps.rateLimiter.take("sign-in", `ip:${address}`, signInRate)).allowed);
+    const answer = await post(address, { email: `nobody-${i}@example.test`, password: "a guess" });
+    expect(answer.status).toBe(429);
+  }
+  const after = await consumeKeys();
+  console.log(`20 refused sign-ins from one address: ${after - before} pre-sign-in keys written`);
+  expect(after).toBe(before);
 });

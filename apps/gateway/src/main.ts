@@ -29,7 +29,7 @@ async function serve(config: Config): Promise<void> {
   const port = (server.address() as AddressInfo).port;
   // A cluster's children cannot all bind the metrics port: the primary serves their merged metrics.
   if (cluster.isWorker) shareMetricsWithPrimary(deps.metrics);
-  const metricsServer = cluster.isWorker ? undefined : await startMetricsServer(deps.metrics, config.gatewayMetricsPort, logger, "gateway");
+  const metricsServer = cluster.isWorker ? undefined : await startMetricsServer(deps.metrics, config.gatewayMetricsPort, config.http, logger, "gateway");
   logger.info("gateway listening", { port, base_url: config.baseUrl });
   process.send?.({ ready: "gateway", port });
 

@@ -96,7 +96,7 @@ export async function runCluster(config: Config, logger: Logger): Promise<void> 
   if (stopping) return;
 
   // Left open while the children drain (a scrape still answers); process.exit ends it.
-  await startClusterMetricsServer(config.gatewayMetricsPort, logger, "gateway");
+  await startClusterMetricsServer(config.gatewayMetricsPort, config.http, logger, "gateway");
   logger.info("gateway listening", { port, processes: config.gatewayProcesses, base_url: config.baseUrl });
   process.send?.({ ready: "gateway", port });
 }

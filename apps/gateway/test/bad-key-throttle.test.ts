@@ -36,8 +36,8 @@ test("TRUST_PROXY off: X-Forwarded-For is ignored; after the limit bogus keys ge
     expect(lookups.length).toBe(before);
 
     // A key this gateway has seen succeed passes while the address is blocked, from its key cache
-    // (revocation still applies at once: the limiter's call reads the key's revocation marker,
-    // poll-caches.test.ts).
+    // (revocation still applies at once: the process's revocation listener drops the key from the
+    // cache, poll-caches.test.ts).
     expect((await request(gw.app).get("/api/v1/account").set("Authorization", known.auth)).status).toBe(200);
     expect(lookups.length).toBe(before);
     // A good key not seen by this process recently shares the address's back-off (documented).

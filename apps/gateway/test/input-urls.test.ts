@@ -1,5 +1,4 @@
-import type { LookupAddress, LookupAllOptions } from "node:dns";
-import { createUrlTargetGuard } from "@gen/webhook-url";
+import { createUrlTargetGuard, type NameResolver } from "@gen/webhook-url";
 import request from "supertest";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
@@ -13,18 +12,16 @@ const NAMES: Record<string, string[]> = {
   "split.test": ["127.0.0.5", "127.0.0.9"],
 };
 const resolved: string[] = [];
-function lookup(hostname: string, _options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void): void {
-  resolved.push(hostname);
+// c-ares's answers: a family without records is ENODATA, a name without any is ENOTFOUND.
+const query = (family: 4 | 6) => async (hostname: string) => {
+  if (family === 4) resolved.push(hostname);
+  await new Promise((resolve) => setImmediate(resolve));
   const addresses = NAMES[hostname];
-  setImmediate(() =>
-    addresses
-      ? callback(
-          null,
-          addresses.map((address) => ({ address, family: 4 })),
-        )
-      : callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), []),
-  );
-}
+  if (!addresses) throw Object.assign(new Error(`query ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+  if (family === 6) throw Object.assign(new Error(`query ENODATA ${hostname}`), { code: "ENODATA" });
+  return addresses;
+};
+const resolver: NameResolver = { resolve4: query(4), resolve6: query(6) };
 
 let gw: TestGateway;
 let user: TestUser;
@@ -32,7 +29,7 @@ let user: TestUser;
 beforeAll(async () => {
   // 127.0.0.5 stands for the operator's on-premises media host.
   gw = await createTestGateway({ INPUT_URL_ALLOWED_CIDRS: "127.0.0.5" }, (deps) => ({
-    urlGuard: createUrlTargetGuard({ allowedCidrs: deps.config.inputUrlAllowedCidrs, lookup }),
+    urlGuard: createUrlTargetGuard({ allowedCidrs: deps.config.inputUrlAllowedCidrs, resolver }),
   }));
   user = await createUser(gw.deps.db, 100_000);
 });

@@ -5,6 +5,7 @@ import { hashApiKey } from "@gen/ids";
 import { createScratchDatabase, type ScratchDatabase } from "../../../test/support/scratch-database.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
+import { until } from "../../../test/support/until.ts";
 
 // A gateway process whose revocation listener is down answers no key from memory: its LISTEN
 // backend terminated (pg_terminate_backend) and kept from reconnecting (the database refuses new
@@ -15,13 +16,6 @@ let admin: pg.Client;
 let gw: TestGateway;
 let name: string;
 const statements: string[] = [];
-
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await condition()); waited += 20) {
-    if (waited > 20_000) throw new Error(`${what}: not within 20 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Whether a request made a key read: the SQL statements `gw` sent while it ran. */
 async function readsKey(auth: string, expected: number): Promise<boolean> {

@@ -4,6 +4,7 @@ import { hashApiKey, newApiKey } from "@gen/ids";
 import { KeyCache } from "../src/services/key-cache.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, revokeKeys, type TestGateway } from "./support/test-gateway.ts";
+import { until } from "../../../test/support/until.ts";
 
 // The poll path's two caches (docs/operations.md "Caches in the gateway"): API key → user, kept
 // honest by each process's revocation listener, and finished tasks' answers that can never change.
@@ -20,13 +21,6 @@ afterAll(async () => {
   await other.close();
   await gw.close();
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 10_000) throw new Error("condition not met within 10 s");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 const body = { model: "sim-image-1", prompt: "cache me", webhook_url: "https://example.com/h" };
 
@@ -68,7 +62,10 @@ test("a key revoked or deleted by hand in SQL, outside the admin CLI, is refused
   await gw.deps.db.$sql.query("UPDATE api_keys SET revoked_at = now() WHERE user_id = $1", [revoked.userId]);
   await gw.deps.db.$sql.query("DELETE FROM api_keys WHERE user_id = $1", [deleted.userId]);
   // Each process drops the keys on the notice, which follows the commit by its latency.
-  await until(() => [gw, other].every((g) => [revoked, deleted].every((u) => g.deps.keyCache.get(hashApiKey(u.apiKey)) === undefined)));
+  await until(
+    () => [gw, other].every((g) => [revoked, deleted].every((u) => g.deps.keyCache.get(hashApiKey(u.apiKey)) === undefined)),
+    "every gateway to drop the keys",
+  );
   for (const app of [gw.app, other.app]) {
     expectError(await request(app).get("/api/v1/account").set("Authorization", revoked.auth), 401, 10004);
     expectError(await request(app).get("/api/v1/account").set("Authorization", deleted.auth), 401, 10003);

@@ -7,13 +7,14 @@ import { createTestGateway, createUser, snapshot, type TestGateway, type TestUse
 let gw: TestGateway;
 let user: TestUser;
 
-// The shipped catalog plus two image models whose pricing cannot produce a price.
+// The shipped catalog plus three image models whose pricing cannot produce a price.
 function brokenCatalog() {
   const content = JSON.parse(readFileSync(DEFAULT_CATALOG_PATH, "utf8"));
   const base = content.models.find((m: { id: string }) => m.id === "sim-image-1");
   const { pricing, ...unpriced } = base;
   const partial = { ...base, id: "sim-image-partial", pricing: { ...pricing, multipliers: { ...pricing.multipliers, size: { "256x256": 1 } } } };
-  content.models.push({ ...unpriced, id: "sim-image-unpriced" }, partial);
+  const { pricing: _, ...upstreamUnpriced } = content.models.find((m: { id: string }) => m.id === "upstream-image-1");
+  content.models.push({ ...unpriced, id: "sim-image-unpriced" }, partial, { ...upstreamUnpriced, id: "upstream-image-unpriced" });
   return createCatalog(content, "test");
 }
 
@@ -50,4 +51,13 @@ test("webhook_url errors come before 30002", async () => {
     .set("Authorization", user.auth)
     .send({ model: "sim-image-unpriced", prompt: "x", webhook_url: "http://example.com" });
   expectError(res, 400, 20003);
+});
+
+test("an image_url pointing at an internal address is 20003 before 30002", async () => {
+  const res = await request(gw.app)
+    .post("/api/v1/images/generations")
+    .set("Authorization", user.auth)
+    .send({ model: "upstream-image-unpriced", prompt: "x", image_url: "http://169.254.169.254/latest/meta-data/" });
+  expectError(res, 400, 20003);
+  expect(res.body.error.message).toMatch(/^Invalid value for image_url: must not point at/);
 });

@@ -45,8 +45,8 @@ test("one submission statement, one rate-limit call and one enqueue call (the ke
   monitor.disconnect();
   monitorClient.disconnect();
 
-  // No API-key lookup (the warm-up left the key in this process's cache; the limiter's call reads
-  // its revocation marker), then ONE statement that debits, inserts the task, its ledger row and
+  // No API-key lookup (the warm-up left the key in this process's cache, which its revocation
+  // listener keeps honest), then ONE statement that debits, inserts the task, its ledger row and
   // its webhook state (no BEGIN/COMMIT round trips), nothing after.
   const sql = statements.map((s) => s.trim().split(/\s+/)[0]!.toUpperCase());
   expect(sql).toEqual(["WITH"]);

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     },
     redis,
   );
-  const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, logger, "worker");
+  const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, config.http, logger, "worker");
 
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const every = config.reconcileIntervalMs;

@@ -2,6 +2,7 @@ import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { createDatabase, listenForKeyRevocations, type KeyRevocationListener } from "@gen/db";
+import { until } from "../../../test/support/until.ts";
 
 // The api_keys trigger (migration 20261127120000) and the listener every gateway process runs.
 const url = process.env.DATABASE_URL!;
@@ -27,13 +28,6 @@ async function listen(target = url): Promise<Heard> {
   });
   listeners.push(heard.listener);
   return heard;
-}
-
-async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Keys of a user of their own (the run's database is shared with other test files). */

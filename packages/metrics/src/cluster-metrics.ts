@@ -1,7 +1,9 @@
 import type { Server } from "node:http";
 import { AggregatorRegistry } from "prom-client";
+import type { HttpConfig } from "@gen/config";
 import type { Metrics } from "./create-metrics.ts";
-import { startRenderedServer, type MetricsServerLogger } from "./start-metrics-server.ts";
+import type { MetricsServerLogger } from "./metrics-server-logger.ts";
+import { startRenderedServer } from "./start-metrics-server.ts";
 
 /**
  * In a cluster child: answer the primary's scrape requests (prom-client's IPC) with this
@@ -18,7 +20,7 @@ export function shareMetricsWithPrimary(metrics: Metrics): void {
  * the metrics port), merged by prom-client's AggregatorRegistry: counters and histograms summed,
  * queue depths by max since every child reads the same queues.
  */
-export function startClusterMetricsServer(port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
+export function startClusterMetricsServer(port: number, http: HttpConfig, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
   const aggregator = new AggregatorRegistry();
-  return startRenderedServer(async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }), port, logger, processName);
+  return startRenderedServer(async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }), port, http, logger, processName);
 }

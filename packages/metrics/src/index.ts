@@ -6,5 +6,6 @@ export { recordTaskFinished, type FinishedTask } from "./record-task-finished.ts
 export { recordWebhookAttempt } from "./record-webhook-attempt.ts";
 export { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
 export { serveMetrics, type ServeMetricsOptions } from "./serve-metrics.ts";
-export { startMetricsServer, type MetricsServerLogger } from "./start-metrics-server.ts";
+export { startMetricsServer } from "./start-metrics-server.ts";
+export type { MetricsServerLogger } from "./metrics-server-logger.ts";
 export { shareMetricsWithPrimary, startClusterMetricsServer } from "./cluster-metrics.ts";

@@ -1,13 +1,9 @@
 import type { Server } from "node:http";
+import type { HttpConfig } from "@gen/config";
 import type { Metrics } from "./create-metrics.ts";
+import type { MetricsServerLogger } from "./metrics-server-logger.ts";
 import { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
 import { serveRendered } from "./serve-metrics.ts";
-
-/** The two log calls this needs; both apps pass their winston logger. */
-export interface MetricsServerLogger {
-  info(message: string, fields?: Record<string, unknown>): unknown;
-  error(message: string, fields?: Record<string, unknown>): unknown;
-}
 
 /**
  * A process's Prometheus endpoint on its own port (0: none), kept off the public API listener so
@@ -15,20 +11,27 @@ export interface MetricsServerLogger {
  * second process on the same host) is logged, not fatal: requests and jobs matter more than their
  * metrics.
  */
-export function startMetricsServer(metrics: Metrics, port: number, logger: MetricsServerLogger, processName: string): Promise<Server | undefined> {
-  return startRenderedServer(() => renderMetrics(metrics), port, logger, processName);
+export function startMetricsServer(
+  metrics: Metrics,
+  port: number,
+  http: HttpConfig,
+  logger: MetricsServerLogger,
+  processName: string,
+): Promise<Server | undefined> {
+  return startRenderedServer(() => renderMetrics(metrics), port, http, logger, processName);
 }
 
 /** startMetricsServer over any exposition (a cluster primary serves its children's, merged). */
 export async function startRenderedServer(
   render: () => Promise<RenderedMetrics>,
   port: number,
+  http: HttpConfig,
   logger: MetricsServerLogger,
   processName: string,
 ): Promise<Server | undefined> {
   if (port === 0) return undefined;
   try {
-    const server = await serveRendered(render, { port });
+    const server = await serveRendered(render, { port, http, logger });
     logger.info(`${processName} metrics listening`, { port });
     return server;
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import {
   METRIC_NAMES,
   createMetrics,
@@ -9,6 +9,10 @@ import {
   serveMetrics,
   type CountableQueue,
 } from "../src/index.ts";
+
+// The defaults of HTTP_* (docs/configuration.md).
+const HTTP = { headersTimeoutMs: 10_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 5000, maxConnections: 10_000 };
+const logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 const queue = (name: string, counts: () => Promise<Record<string, number>>): CountableQueue => ({ name, getJobCounts: counts });
 
@@ -111,7 +115,7 @@ test("a rejecting queue does not fail the scrape", async () => {
 test("serveMetrics answers GET /metrics and nothing else", async () => {
   const metrics = createMetrics({ defaultMetrics: false });
   recordWebhookAttempt(metrics, "delivered", 0.2);
-  const server = await serveMetrics(metrics, { port: 0, host: "127.0.0.1" });
+  const server = await serveMetrics(metrics, { port: 0, host: "127.0.0.1", http: HTTP, logger });
   try {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const res = await fetch(`${base}/metrics`);
@@ -124,3 +128,28 @@ test("serveMetrics answers GET /metrics and nothing else", async () => {
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+test("the metrics listener has the HTTP_* limits of every listener: a scraper trickling its headers gets 408 and is closed", async () => {
+  const server = await serveMetrics(createMetrics({ defaultMetrics: false }), {
+    port: 0,
+    host: "127.0.0.1",
+    http: { ...HTTP, headersTimeoutMs: 1000 },
+    logger,
+  });
+  try {
+    const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    socket.on("error", () => {});
+    const started = performance.now();
+    // A byte every 200 ms, never the end of the headers.
+    const trickle = setInterval(() => socket.writable && socket.write("X"), 200);
+    socket.write("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+    await new Promise((resolve) => socket.once("close", resolve));
+    clearInterval(trickle);
+    console.log(`a trickling scraper was closed after ${(performance.now() - started).toFixed(0)} ms (headers time-out 1000 ms)`);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}, 30_000);

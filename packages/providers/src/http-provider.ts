@@ -1,12 +1,12 @@
 import { Wf, WorkflowError } from "@gen/errors";
 import { AnswerTooLargeError, readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
 import got, { type OptionsInit } from "got";
-
-type StreamOptions = Omit<OptionsInit, "isStream">;
 import { PolicyViolation } from "./policy-violation.ts";
 import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
 import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
 import { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
+
+type StreamOptions = Omit<OptionsInit, "isStream">;
 
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000;
 /** UPSTREAM_MAX_RESPONSE_BYTES's default: a protocol answer is a small JSON object. */

@@ -102,7 +102,7 @@ export class RateLimiter {
   }
 
   /** False while Redis is known to be away: a call would throw RedisUnavailable at once. */
-  get sharedAvailable(): boolean {
+  private get sharedAvailable(): boolean {
     return this.redis.status === "ready" && Date.now() >= this.skipRedisUntil;
   }
 

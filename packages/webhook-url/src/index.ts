@@ -7,3 +7,4 @@ export { BlockedAddressError, BLOCKED_ADDRESS_CODE } from "./blocked-address-err
 export { ResolutionError, RESOLUTION_FAILED_CODE } from "./resolution-error.ts";
 export type { BlockReason, Ipv4BlockReason, Ipv6BlockReason, EmbeddingForm } from "./block-reason.ts";
 export { createUrlTargetGuard, type UrlTarget, type UrlTargetGuard, type UrlTargetGuardOptions } from "./url-target-guard.ts";
+export { createNameResolver, type NameResolver } from "./name-resolver.ts";

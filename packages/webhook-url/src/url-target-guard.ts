@@ -1,8 +1,6 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { createAddressPolicy } from "./address-policy.ts";
-import { BlockedAddressError } from "./blocked-address-error.ts";
-import { createGuardedLookup, type AddressLookup } from "./guarded-lookup.ts";
+import { createNameResolver, type NameResolver } from "./name-resolver.ts";
 
 /** A URL a request asks the service to hand to someone else, with the field it came in. */
 export interface UrlTarget {
@@ -13,9 +11,9 @@ export interface UrlTarget {
 export interface UrlTargetGuardOptions {
   /** Ranges exempt from the block (INPUT_URL_ALLOWED_CIDRS); cloud metadata never is. Throws on a malformed entry. */
   allowedCidrs: readonly string[];
-  /** Resolver with `dns.lookup`'s `{ all: true }` signature; defaults to `dns.lookup` (the system resolver). */
-  lookup?: AddressLookup;
-  /** How long one name may take to resolve before it is let through unresolved. */
+  /** Defaults to a c-ares resolver (createNameResolver) with the time-out below. */
+  resolver?: NameResolver;
+  /** How long one name may take to resolve; a name not resolved in time is refused. */
   resolveTimeoutMs?: number;
 }
 
@@ -36,21 +34,52 @@ const MAX_RESOLVED_HOSTS = 8;
 // RFC 6761: these are loopback wherever they are resolved, whatever this machine's resolver says.
 const LOOPBACK_NAME = /(^|\.)localhost\.?$/;
 
-type Resolution = { blocked: BlockedAddressError } | { blocked: null };
+// No record of a family is an answer; any other failure (time-out, SERVFAIL, refused) is not.
+const NO_RECORD = new Set(["ENODATA", "ENOTFOUND"]);
+
+/** null: every address is allowed, or the name has none. */
+type Resolution = { address: string; reason: string } | { unresolved: string } | null;
 
 export function createUrlTargetGuard(options: UrlTargetGuardOptions): UrlTargetGuard {
   const policy = createAddressPolicy(options.allowedCidrs);
-  const lookup = createGuardedLookup(options.lookup ?? dnsLookup, policy);
   const timeoutMs = options.resolveTimeoutMs ?? DEFAULT_RESOLVE_TIMEOUT_MS;
+  const resolver = options.resolver ?? createNameResolver(timeoutMs);
 
-  /** A name that does not resolve (or not in time) is let through: the upstream cannot reach it either, or fails it. */
+  /**
+   * A and AAAA together; the first blocked record refuses. A name without records is let through
+   * (nothing to fetch now), but one whose answer is not known in time is refused: letting it
+   * through would let a slow name server pass any name.
+   */
   function resolve(hostname: string): Promise<Resolution> {
     return new Promise((settle) => {
-      const timer = setTimeout(() => settle({ blocked: null }), timeoutMs);
-      lookup(hostname, { all: true }, (error: NodeJS.ErrnoException | null, _records: string | LookupAddress[]) => {
+      const timer = setTimeout(() => settle({ unresolved: `no answer within ${timeoutMs} ms` }), timeoutMs);
+      const done = (resolution: Resolution) => {
         clearTimeout(timer);
-        settle({ blocked: error instanceof BlockedAddressError ? error : null });
-      });
+        settle(resolution);
+      };
+      let pending = 2;
+      let failure: string | null = null;
+      const answered = () => {
+        if (--pending === 0) done(failure === null ? null : { unresolved: failure });
+      };
+      for (const query of [() => resolver.resolve4(hostname), () => resolver.resolve6(hostname)]) {
+        Promise.resolve()
+          .then(query)
+          .then(
+            (addresses) => {
+              for (const address of addresses) {
+                const reason = policy.check(address);
+                if (reason !== null) return done({ address, reason });
+              }
+              answered();
+            },
+            (error: unknown) => {
+              const code = (error as NodeJS.ErrnoException | null)?.code;
+              if (code === undefined || !NO_RECORD.has(code)) failure ??= code ?? "resolver error";
+              answered();
+            },
+          );
+      }
     });
   }
 
@@ -71,11 +100,12 @@ export function createUrlTargetGuard(options: UrlTargetGuardOptions): UrlTargetG
       }
       if (names.size > MAX_RESOLVED_HOSTS) return `Invalid request: URL parameters may name at most ${MAX_RESOLVED_HOSTS} different hosts`;
       const resolved = await Promise.all([...names.keys()].map(resolve));
-      const index = resolved.findIndex((resolution) => resolution.blocked !== null);
+      const index = resolved.findIndex((resolution) => resolution !== null);
       if (index === -1) return null;
       const [host, field] = [...names.entries()][index]!;
-      const blocked = resolved[index]!.blocked!;
-      return refused(field, `${host} resolves to ${blocked.address}: ${blocked.reason}`);
+      const resolution = resolved[index]!;
+      if ("unresolved" in resolution) return `Invalid value for ${field}: ${host} could not be resolved to check its addresses (${resolution.unresolved})`;
+      return refused(field, `${host} resolves to ${resolution.address}: ${resolution.reason}`);
     },
   };
 }

@@ -1,6 +1,9 @@
-import type { LookupAddress, LookupAllOptions } from "node:dns";
-import { createUrlTargetGuard, type AddressLookup } from "@gen/webhook-url";
-import { fakeResolver } from "../../webhook-sender/test/helpers/fake-resolver.ts";
+import { pbkdf2 } from "node:crypto";
+import { createSocket, type Socket } from "node:dgram";
+import { promises as dns } from "node:dns";
+import { promises as fs } from "node:fs";
+import { createNameResolver, createUrlTargetGuard, type NameResolver } from "@gen/webhook-url";
+import { fakeNameResolver } from "./helpers/fake-name-resolver.ts";
 
 // Nothing here opens a socket: literal hosts are refused from the string, and every name goes to
 // an injected resolver that maps test names to loopback addresses (anything else: ENOTFOUND).
@@ -11,12 +14,12 @@ const NAMES: Record<string, string[]> = {
   "mapped.test": ["::ffff:127.0.0.7"],
   "metadata.test": ["169.254.169.254"],
 };
-const resolver = () => fakeResolver((hostname) => NAMES[hostname] ?? { code: "ENOTFOUND" });
+const resolver = () => fakeNameResolver((hostname) => NAMES[hostname] ?? { code: "ENOTFOUND" });
 // 127.0.0.5 stands for an operator's on-premises media host: loopback, but allowlisted.
 const ALLOWED = ["127.0.0.5/32"];
 
-const guard = (lookup: AddressLookup = resolver(), allowedCidrs = ALLOWED, resolveTimeoutMs?: number) =>
-  createUrlTargetGuard({ allowedCidrs, lookup, ...(resolveTimeoutMs === undefined ? {} : { resolveTimeoutMs }) });
+const guard = (names: NameResolver = resolver(), allowedCidrs = ALLOWED, resolveTimeoutMs?: number) =>
+  createUrlTargetGuard({ allowedCidrs, resolver: names, ...(resolveTimeoutMs === undefined ? {} : { resolveTimeoutMs }) });
 const one = (url: string, field = "image_url") => [{ field, url }];
 
 describe("literal hosts, in any notation the URL parser reads as an address", () => {
@@ -90,11 +93,20 @@ describe("names, by what they resolve to now", () => {
     await expect(guard().refusal(one("https://nowhere.test/a.png"))).resolves.toBeNull();
   });
 
-  test("a resolver that never answers is given up after the time-out, and the name let through", async () => {
-    const silent: AddressLookup = (_hostname: string, _options: LookupAllOptions, _callback: (error: null, addresses: LookupAddress[]) => void) => {};
+  test("a name whose answer is not known in time is refused: a slow name server passes nothing", async () => {
+    const silent: NameResolver = { resolve4: () => new Promise(() => {}), resolve6: () => new Promise(() => {}) };
     const started = Date.now();
-    await expect(guard(silent, ALLOWED, 200).refusal(one("https://slow.test/a.png"))).resolves.toBeNull();
+    await expect(guard(silent, ALLOWED, 200).refusal(one("https://slow.test/a.png"))).resolves.toBe(
+      "Invalid value for image_url: slow.test could not be resolved to check its addresses (no answer within 200 ms)",
+    );
     console.log(`a silent resolver was given up after ${Date.now() - started} ms (time-out 200 ms)`);
+    const failing = fakeNameResolver(() => ({ code: "ESERVFAIL" }));
+    await expect(guard(failing).refusal(one("https://broken.test/a.png"))).resolves.toMatch(/broken\.test could not be resolved .*\(ESERVFAIL\)$/);
+  });
+
+  test("a blocked record refuses the name without waiting for the other family", async () => {
+    const names: NameResolver = { resolve4: async () => ["127.0.0.7"], resolve6: () => new Promise(() => {}) };
+    await expect(guard(names, ALLOWED, 60_000).refusal(one("https://half.test/a.png"))).resolves.toMatch(/half\.test resolves to 127\.0\.0\.7: loopback/);
   });
 
   test("each name is resolved once per check, and the field that named it first is blamed", async () => {
@@ -105,7 +117,7 @@ describe("names, by what they resolve to now", () => {
       { field: "refs[1]", url: "https://loop.test/2.png" },
     ]);
     expect(refusal).toMatch(/^Invalid value for refs\[0\]: .*loop\.test resolves to 127\.0\.0\.7/);
-    expect(lookup.calls.map((call) => call.hostname).sort()).toEqual(["loop.test", "media.test"]);
+    expect([...lookup.calls].sort()).toEqual(["loop.test", "media.test"]);
   });
 
   test("more than 8 different names in one request are refused before any is resolved", async () => {
@@ -119,4 +131,49 @@ describe("names, by what they resolve to now", () => {
 
 test("a malformed allowlist entry is refused when the guard is made (at start-up)", () => {
   expect(() => createUrlTargetGuard({ allowedCidrs: ["10.1/16"] })).toThrow(/invalid allowed CIDR/);
+});
+
+describe("the default resolver (c-ares) against a name server that never answers", () => {
+  // A name server of the test's own on loopback that takes every query and answers none.
+  let server: Socket;
+  let queries = 0;
+  beforeAll(async () => {
+    server = createSocket("udp4").on("message", () => queries++);
+    await new Promise<void>((resolve) => server.bind(0, "127.0.0.1", resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(resolve)));
+
+  test("gives each query up after the time-out and holds none of libuv's threads meanwhile", async () => {
+    const timeoutMs = 1500;
+    const names = createNameResolver(timeoutMs) as dns.Resolver;
+    expect(names).toBeInstanceOf(dns.Resolver);
+    names.setServers([`127.0.0.1:${server.address().port}`]);
+    const check = createUrlTargetGuard({ allowedCidrs: [], resolver: names, resolveTimeoutMs: timeoutMs });
+    // Two requests of 8 hanging names each: 32 queries, four times libuv's pool.
+    const started = performance.now();
+    let checksSettled = 0;
+    const checks = [0, 1].map((r) =>
+      check.refusal(Array.from({ length: 8 }, (_, i) => ({ field: `refs[${i}]`, url: `https://hang-${r}-${i}.test/a.png` }))).finally(() => checksSettled++),
+    );
+    // Work that runs on libuv's threads: it would queue behind hanging getaddrinfo calls.
+    const poolWork = Promise.all([
+      ...Array.from({ length: 4 }, () => fs.readFile("package.json")),
+      ...Array.from(
+        { length: 4 },
+        () => new Promise((resolve, reject) => pbkdf2("x", "salt", 1000, 32, "sha256", (error, key) => (error ? reject(error) : resolve(key)))),
+      ),
+    ]);
+    await poolWork;
+    const poolMs = performance.now() - started;
+    const settledBeforePool = checksSettled;
+    const answers = await Promise.all(checks);
+    const checksMs = performance.now() - started;
+    console.log(
+      `16 hanging names (${queries} queries seen by the silent name server): 4 file reads and 4 pbkdf2 done after ${poolMs.toFixed(0)} ms, ` +
+        `both checks refused after ${checksMs.toFixed(0)} ms (time-out ${timeoutMs} ms)`,
+    );
+    expect(settledBeforePool).toBe(0);
+    for (const answer of answers) expect(answer).toMatch(/could not be resolved to check its addresses/);
+    expect(queries).toBeGreaterThan(0);
+  });
 });

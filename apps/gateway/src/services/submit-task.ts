@@ -17,7 +17,7 @@ import { newTaskId } from "@gen/ids";
 import { enqueueGenerationJobs, withDeadline } from "@gen/queues";
 import { compensateSubmission, reserveTask, reserveTasks, type TaskToReserve } from "@gen/ledger";
 import type { GatewayDeps } from "./gateway-deps.ts";
-import { refuseInternalUrls, validateSubmission } from "./validate-submission.ts";
+import { priceSubmission, refuseInternalUrls, validateSubmission, type ValidSubmission } from "./validate-submission.ts";
 
 export interface SubmitInput {
   userId: string;
@@ -57,7 +57,7 @@ interface Idempotency {
 
 interface Pending {
   input: SubmitInput;
-  submission: Submission;
+  submission: ValidSubmission;
   idempotency: Idempotency | undefined;
   taskId: string;
   answer: (outcome: Outcome) => void;
@@ -88,12 +88,13 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
   const lanes = serialLanes<Pending>(
     LOCKED_USER_LANES,
     (pending) => pending.input.userId,
-    (batch) => commitBatch(deps, batch, "wait", () => {}),
+    (batch) => commitBatch(deps, batch, "wait", (deferred) => refuseDeferred(deps, deferred)),
   );
   const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch, "skipLocked", lanes));
   return async (input) => {
-    const submission = validateSubmission(deps.catalog, input.endpoint, input.body);
-    await refuseInternalUrls(deps.urlGuard, submission);
+    const checked = validateSubmission(deps.catalog, input.endpoint, input.body);
+    await refuseInternalUrls(deps.urlGuard, checked);
+    const submission = priceSubmission(deps.catalog, checked);
     const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, requestHash: hashRequest(input.endpoint, input.body) } : undefined;
     if (idempotency) {
       const replay = await answerFailures(deps, input, idempotency, async () => {
@@ -131,6 +132,15 @@ async function commitBatch(deps: GatewayDeps, batch: Pending[], locks: UserRowLo
     outcomes = answered.map(() => ({ ok: false, error: new ApiError(Err.Internal) }));
   }
   answered.forEach((pending, i) => pending.answer(outcomes[i]!));
+}
+
+/**
+ * A statement that waits for the row never reports it held; should one ever do, its requests are
+ * answered 70002 (as when the wait reaches statement_timeout) rather than left without an answer.
+ */
+function refuseDeferred(deps: GatewayDeps, deferred: Pending[]): void {
+  deps.logger.error("user row reported held by a statement that waits for it", { request_ids: deferred.map((p) => p.input.requestId) });
+  for (const pending of deferred) pending.answer({ ok: false, error: new ApiError(Err.DatabaseUnavailable) });
 }
 
 /** A request of a user whose row another transaction held: not written, sent on in the user's lane. */
@@ -258,8 +268,6 @@ async function answerFailures<T extends Submitted | null>(
     throw new ApiError(Err.PersistFailed);
   }
 }
-
-type Submission = ReturnType<typeof validateSubmission>;
 
 const taskToReserve = ({ input, submission, idempotency, taskId }: Pending): TaskToReserve => ({
   id: taskId,

@@ -3,18 +3,23 @@ import { ApiError, Err } from "@gen/errors";
 import { validateWebhookUrl, type UrlTargetGuard } from "@gen/webhook-url";
 import { unstorableField } from "./unstorable-text.ts";
 
-export interface ValidSubmission {
+/** A submission whose values and webhook_url passed (docs/api.md#submission-validation-order, up to the URL check). */
+export interface CheckedSubmission {
   model: ModelEntry;
   params: Record<string, unknown>;
   webhookUrl: string | null;
+}
+
+export interface ValidSubmission extends CheckedSubmission {
   price: { reserve: number; method: "flat" | "tokens" };
 }
 
 /**
- * docs/api.md#submission-validation-order: 20002, 20004, values (20003/20005/20006/20007), webhook_url (20003), 30002;
- * then refuseInternalUrls, the one step that may wait.
+ * docs/api.md#submission-validation-order: 20002, 20004, values (20003/20005/20006/20007),
+ * webhook_url (20003); then refuseInternalUrls (20003, the one step that may wait), then
+ * priceSubmission (30002).
  */
-export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: Record<string, unknown>): ValidSubmission {
+export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: Record<string, unknown>): CheckedSubmission {
   // Copied only when there is something to take out: a refused body may hold 2,000 fields.
   const webhookUrl = Object.hasOwn(body, "webhook_url") ? body.webhook_url : undefined;
   const rest = webhookUrl === undefined ? body : withoutWebhookUrl(body);
@@ -27,16 +32,20 @@ export function validateSubmission(catalog: Catalog, endpoint: Endpoint, body: R
     if (!checked.ok) throw new ApiError(Err.ParameterInvalid, checked.reason);
     url = checked.url;
   }
-  const price = catalog.price(model, params);
-  return { model, params, webhookUrl: url, price };
+  return { model, params, webhookUrl: url };
+}
+
+/** The step after every parameter check: 30002 when the model's pricing cannot price these params. */
+export function priceSubmission(catalog: Catalog, checked: CheckedSubmission): ValidSubmission {
+  return { ...checked, price: catalog.price(checked.model, checked.params) };
 }
 
 /**
- * The last step (20003): URL parameters the upstream would fetch (image_url) must not point at an
+ * The last parameter check (20003), before pricing: URL parameters the upstream would fetch (image_url) must not point at an
  * internal address, by literal or by what the name resolves to now. Most models have none, and then
  * nothing is resolved.
  */
-export async function refuseInternalUrls(guard: UrlTargetGuard, submission: ValidSubmission): Promise<void> {
+export async function refuseInternalUrls(guard: UrlTargetGuard, submission: CheckedSubmission): Promise<void> {
   const urls = urlParameters(submission.model, submission.params);
   if (urls.length === 0) return;
   const refusal = await guard.refusal(urls);
