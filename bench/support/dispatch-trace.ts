@@ -1,4 +1,4 @@
-// Diagnostics of the dispatch stretches, `BENCH_TRACE=1` only (bench/README.md "h-tail"): where a
+// Diagnostics of the dispatch stretches, `BENCH_TRACE=1` only: where a
 // slow finish's time goes in the runner (ticket, pool, the statement's round trip, after its answer),
 // the runner's event-loop utilisation and delay, its GC pauses (and which slow finishes they
 // overlap), run-queue waits per process (/proc/<pid>/task/*/schedstat: time runnable but not on a

@@ -6,7 +6,7 @@
 // parent's picture of who got what lags by at most that and costs one message per batch, not per POST.
 // The parent may stretch that interval (a `{ batchMs }` message): during a dispatch stretch, where
 // it stands in for the generation worker, each report would be one more wake-up of its event loop
-// per task or so, which no generation worker has (bench/README.md "h-tail").
+// per task or so, which no generation worker has.
 import { readFileSync } from "node:fs";
 import { startHookReceiver } from "../../test/faults/support/hook-receiver.ts";
 

@@ -26,7 +26,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const everyRequest = [requestId, requestLog(deps.logger), httpMetrics(deps.metrics)];
   app.use(...everyRequest);
   // The API first, polls (the most frequent request) before submissions: every router a request
-  // passes costs it CPU (bench/README.md "Poll path, round 2"). No two of the routers below share
+  // passes costs it CPU. No two of the routers below share
   // a path, so the order changes no answer; the OpenAPI document, under /api, stays unguarded.
   app.use(openApiRoutes(deps));
   // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.

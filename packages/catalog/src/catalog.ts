@@ -112,7 +112,7 @@ export function createCatalog(content: unknown, source = "model catalog"): Catal
 /**
  * The copy of a body that Ajv's `useDefaults` fills in, built by assignment: V8 gives an object
  * made by spread a new hidden class for every property added to it afterwards (the defaults of an
- * image request cost ~5 us that way, ~0.1 us on this copy; bench/README.md "h-gw"). The same own
+ * image request cost ~5 us that way, ~0.1 us on this copy). The same own
  * keys in the same order; a `__proto__` key (an own property of parsed JSON) is copied by spread,
  * which defines it where an assignment would set the prototype.
  */

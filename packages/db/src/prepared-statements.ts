@@ -7,10 +7,10 @@ import type { Queryable } from "./queryable.ts";
  * Texts of the fixed-shape hot statements, each with the name it is prepared under. PostgreSQL
  * parses a named statement once per connection and, after five executions, may keep a generic plan
  * (plan_cache_mode auto), where an unnamed one is parsed and planned at every call: for these
- * statements that was more of PostgreSQL's CPU than executing them (bench/README.md "Prepared
- * statements"). Only texts the code registers get a name, never one built from values, so the set
- * is the code's own statement shapes; the cap is a backstop should a caller ever register texts
- * that vary, since every name costs memory in every backend for the connection's life.
+ * statements that was more of PostgreSQL's CPU than executing them. Only texts the code registers
+ * get a name, never one built from values, so the set is the code's own statement shapes; the cap
+ * is a backstop should a caller ever register texts that vary, since every name costs memory in
+ * every backend for the connection's life.
  */
 const names = new Map<string, string>();
 const MAX_NAMES = 200;

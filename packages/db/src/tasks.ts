@@ -63,7 +63,7 @@ export async function findVisibleTask(db: Queryable, id: string, userId: string)
  * The tasks among `ids` that were not discarded, whoever owns them, in no particular order: the
  * gateway reads the tasks of many polls in one statement and checks each poll's owner itself.
  * Compiled once (compiled-once.ts): building and compiling the query cost more gateway CPU per
- * poll than the rest of the read (bench/README.md "Poll path, round 2").
+ * poll than the rest of the read.
  */
 export async function findVisibleTasks(db: Queryable, ids: readonly string[]): Promise<Task[]> {
   return visibleTasksStatement(db, "visible", ids);
@@ -154,7 +154,7 @@ export async function insertTasks(db: Queryable, tasks: NewTask[], locks: UserRo
   if (tasks.length === 0) return { tasks: [], lockedUserIds: new Set() };
   // A prepared statement (prepared-statements.ts): one text for any number of tasks, as ONE json
   // parameter (one native JSON.stringify; thirteen text arrays cost the gateway a pg array
-  // serialisation per column, the input's escaping included: bench/README.md "h-submit"), and one
+  // serialisation per column, the input's escaping included), and one
   // per locking clause.
   // The CTEs nobody reads have no RETURNING: PostgreSQL runs them all the same.
   const rows = await executePrepared(
@@ -237,7 +237,7 @@ const inputRow = (t: NewTask) => ({
  * The row the insert wrote, without reading it back: every column is the statement's input or
  * NULL but the two timestamps, which are the statement's `now()` as stored (millisecond
  * precision). Returning all 23 columns per task (`input` parsed back from jsonb, four timestamps)
- * was about 4 % of the gateway's CPU per submission (bench/README.md "h-submit"). `input` is the
+ * was about 4 % of the gateway's CPU per submission. `input` is the
  * object as submitted: the same JSON value as the stored jsonb, whose key order may differ (what
  * a later read returns).
  */

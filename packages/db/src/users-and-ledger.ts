@@ -105,8 +105,8 @@ export type ClosedTask = Task & { firstClaim?: FirstClaim | null };
  *
  * Plain SQL with only the parts this close needs (no balance update when nothing is refunded, no
  * idempotency key outside a discard): planning the full form took longer than running it
- * (bench/README.md "Dispatch, round 2"). Its four forms are constant texts built at load (nothing is
- * compiled per call, bench/README.md "h-cost") and prepared statements (prepared-statements.ts),
+ *. Its four forms are constant texts built at load (nothing is
+ * compiled per call) and prepared statements (prepared-statements.ts),
  * parsed once per connection; the entries are arrays, so their number does not change the text.
  */
 export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<ClosedTask | undefined> {

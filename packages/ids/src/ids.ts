@@ -1,8 +1,8 @@
 import { randomFillSync } from "node:crypto";
 
 // Random bytes drawn from a pool refilled 4 KiB at a time, as crypto.randomUUID does: one
-// randomBytes call per id cost more than the rest of the id (bench/README.md "Submissions, round 2";
-// a request id is made for every response, so polls pay it too). API keys (api-key.ts) draw their own.
+// randomBytes call per id cost more than the rest of the id (a request id is made for every
+// response, so polls pay it too). API keys (api-key.ts) draw their own.
 // Each byte is handed out once; the pool is as random as the calls it replaces.
 const POOL_SIZE = 4096;
 const pool = Buffer.allocUnsafe(POOL_SIZE);

@@ -18,7 +18,7 @@ const CONTENT_TYPE = "application/json";
  * got spreads `cacheOptions` (four keys, all unset when nothing is cached) into the object literal
  * of ~30 fields it builds for Node on every request (`createNativeRequestOptions`), and V8 builds
  * that literal about ten times slower after a non-empty spread: 55-70 µs per request, the largest
- * single cost of an attempt in the worker's profile (bench/README.md "h-retry"). Nothing is cached
+ * single cost of an attempt in the worker's profile. Nothing is cached
  * (no `cache` option), so the request's own copy is emptied just before got builds that object.
  */
 const emptyCacheOptions: BeforeRequestHook = (options) => {
@@ -66,7 +66,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   // Every connection shares one TLS context (the trust store: the default one, which includes
   // NODE_EXTRA_CA_CERTS, or `ca`): given none, tls.connect builds a context per connection (a new
   // SSL_CTX with the store attached), which was most of what opening a connection cost this process
-  // when bursts opened many (bench/README.md "h-cost"). Certificate and host name checks are per
+  // when bursts opened many. Certificate and host name checks are per
   // connection either way (rejectUnauthorized, servername).
   const agent = new https.Agent({
     keepAlive: true,

@@ -26,7 +26,7 @@ interface Compiled {
 /**
  * Polls and submissions are most of the traffic, and Express's router spent about a fifth of a
  * poll's CPU finding them: every app-level layer and mounted router is a path match, a prefix
- * trim and a restore (bench/README.md "Round 3 (issue 12)"). A request whose target is exactly one of
+ * trim and a restore. A request whose target is exactly one of
  * `routes` (the method, the literal path as written, plain parameter characters, any query) runs
  * `common` (what every API request passes through on the router: request id, log, metrics, the
  * origin guard) and the route's handlers directly, errors going to `errorHandler` as on the
@@ -66,7 +66,7 @@ export function serveHotRoutes(app: Express, common: RequestHandler[], routes: H
     // request and response gain on this path is added BEFORE their prototypes are swapped: V8
     // adds a property to an object whose prototype was just changed through a new hidden class
     // each time (a fresh map per request, ~10-25 us and garbage, against ~2 us for the same
-    // stores before the swap; bench/README.md "h-gw"). `body` (json-body.ts) is declared here
+    // stores before the swap, measured in the poll benchmark). `body` (json-body.ts) is declared here
     // as body-parser declares it (`req.body = undefined` when absent) so its later store only
     // changes a value.
     req.res = res;

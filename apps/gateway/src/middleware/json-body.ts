@@ -59,7 +59,7 @@ export const jsonBody: RequestHandler = (req, res, next) => {
  * packet that carried its headers, and the HTTP parser has buffered them (and ended the stream,
  * having counted Content-Length bytes) by the time auth and the limiter answered. Then one
  * `read()` takes them, without readPlain's listeners and the stream's `data`/`end` events: about
- * 2 % of the gateway's CPU per submission (bench/README.md "h-submit"). A body still arriving
+ * 2 % of the gateway's CPU per submission. A body still arriving
  * takes the listener path.
  */
 function isBuffered(req: IncomingMessage, length: number): boolean {
@@ -82,7 +82,7 @@ function plainLength(headers: IncomingHttpHeaders): number | undefined {
 /**
  * The plain case read with two listeners, as body-parser's raw reader would read it (same Buffer
  * in `req.body`, same errors: an aborted or short body is "could not be read"): its stream and
- * error machinery was ~4.5 % of the gateway's CPU per submission (bench/README.md "Round 4").
+ * error machinery was ~4.5 % of the gateway's CPU per submission.
  */
 function readPlain(req: IncomingMessage & { body?: unknown }, length: number, done: (error?: unknown) => void): void {
   let first: Buffer | undefined;

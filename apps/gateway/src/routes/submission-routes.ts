@@ -45,7 +45,7 @@ export function submissionRoutes(deps: GatewayDeps): HotRoute[] {
  * without their per-call parsing: the body is JSON text and the task id needs no URL encoding.
  * `end(body)` corks the socket and sends head + body (one string) and an empty chunk for its
  * callback through the `writev` path; `write` and an uncork send the string alone with one
- * `write(2)`, so `end` finds nothing left to send (bench/README.md "Round 4"). Without a socket
+ * `write(2)`, so `end` finds nothing left to send. Without a socket
  * (a pipelined response waiting for its turn) or with the socket's buffer full, `end` sends the
  * rest as before.
  */

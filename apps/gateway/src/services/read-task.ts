@@ -14,7 +14,7 @@ export async function readTask(db: Queryable, id: string, userId: string): Promi
 
 // Reads gathered like submissions (@gen/db's gatherBatches): at most 64 polls per statement, a batch
 // waits for one of two in flight for 1 ms at most. A statement of 64 ids costs PostgreSQL about
-// what one of a single id does (bench/README.md "Poll path, round 2").
+// what one of a single id does.
 const READ_LIMITS = { maxSize: 64, maxInFlight: 2, maxWaitMs: 1 };
 
 type Outcome<T> = { tasks: Map<string, T> } | { error: unknown };

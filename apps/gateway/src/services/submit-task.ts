@@ -36,7 +36,7 @@ const ENQUEUE_TIMEOUT_MS = 2000;
 // (bench/round-trip-cost.ts: PostgreSQL's cost per task is 0.04 ms in a statement of 32, 0.67 ms
 // alone); while a batch is being written the next one gathers, for 10 ms at most. One batch in
 // flight rather than two: batches of 14 instead of 10 at 32 connections, and less CPU per
-// submission in all three processes (bench/README.md "Submissions, round 2").
+// submission in all three processes.
 const BATCH_LIMITS = { maxSize: 32, maxInFlight: 1, maxWaitMs: 10 };
 
 // A batch does not wait for a user row another transaction holds (an operator's open transaction,

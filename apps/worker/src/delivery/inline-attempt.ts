@@ -171,7 +171,7 @@ export function createInlineAttempts(deps: DeliveryDeps, options: InlineAttemptO
       // Under the lease before the settlement's statement (which claims the attempt) goes out, so a
       // death right after its commit is taken over like any other. Sent with the ticket's call, not
       // after its answer: both answers come back together, one wake-up of this process instead of
-      // two per task (bench/README.md "h-tail"); without a ticket the next beat takes it off again.
+      // two per task; without a ticket the next beat takes it off again.
       const registered = claimFirst ? register(deps, lease, taskId) : undefined;
       let taken: TakenTicket | undefined;
       try {

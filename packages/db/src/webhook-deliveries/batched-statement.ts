@@ -15,7 +15,7 @@ import { executePreparedText } from "../prepared-statements.ts";
  * it is what lets PostgreSQL keep the generic plan: an array parameter is estimated at 10 rows, so
  * without it the generic plan looked costlier than a one-row custom plan and a lone attempt was
  * planned at every call; a limit of unknown value is estimated at a tenth of that, one row, and the
- * generic plan is then the custom one (primary-key probes per row, bench/README.md "h-stmt").
+ * generic plan is then the custom one (primary-key probes per row).
  */
 
 /** Runs a batched statement's text with one array per column; per item its row, or undefined, in order. */
