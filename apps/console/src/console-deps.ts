@@ -30,7 +30,7 @@ export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
   return {
     config,
     logger,
-    db: createDatabase(config.databaseUrl),
+    db: createDatabase(config.databaseUrl, { max: config.databasePoolSize }),
     redis,
     rateLimiter: new RateLimiter(redis, config.queuePrefix),
     generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix),

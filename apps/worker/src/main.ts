@@ -25,7 +25,7 @@ const SHUTDOWN_GRACE_MS = 15_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger("worker", config.logLevel);
-  const db = createDatabase(config.databaseUrl);
+  const db = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   const redis = createRedis(config.redis, "blocking");
   await checkDatabase(db, config.databaseUrl);
   await checkRedis(redis, config.redis);

@@ -1,6 +1,8 @@
 /** Everything both apps read from the environment, parsed and validated once at start-up. */
 export interface Config {
   databaseUrl: string;
+  /** Connections in each process's PostgreSQL pool (DATABASE_POOL_SIZE, 2..1000); the gateway's revocation listener is one more. */
+  databasePoolSize: number;
   /** REDIS_URL as given. Connect through `redis` (it may name a Sentinel group or a cluster instead). */
   redisUrl: string;
   /** Where Redis is: REDIS_CLUSTER_NODES or REDIS_SENTINELS win over REDIS_URL. */

@@ -16,6 +16,9 @@ export function loadConfig(env: Env = process.env): Config {
   const consolePort = int(env, "CONSOLE_PORT", 8081, 0, 65535);
   const config: Config = {
     databaseUrl: str(env, "DATABASE_URL", DEFAULT_DATABASE_URL),
+    // One connection would leave a submission's batch statement and the locked users' lanes
+    // (submit-task.ts) waiting on each other; a four-digit pool per process is a typo.
+    databasePoolSize: int(env, "DATABASE_POOL_SIZE", 10, 2, 1000),
     redisUrl: str(env, "REDIS_URL", "redis://127.0.0.1:6379"),
     redis: redisConfig(env, str(env, "REDIS_URL", "redis://127.0.0.1:6379"), str(env, "QUEUE_PREFIX", "gen")),
     queuePrefix: str(env, "QUEUE_PREFIX", "gen"),

@@ -5,6 +5,7 @@ describe("loadConfig", () => {
     const config = loadConfig({});
     expect(config.port).toBe(8080);
     expect(config.gatewayProcesses).toBe(1);
+    expect(config.databasePoolSize).toBe(10);
     expect(config.baseUrl).toBe("http://localhost:8080");
     expect(config.cdnUrl).toBe("http://localhost:8080/cdn");
     expect(config.queuePrefix).toBe("gen");
@@ -47,6 +48,14 @@ describe("loadConfig", () => {
     ["GATEWAY_PROCESSES", "65"],
     ["GATEWAY_PROCESSES", "2.5"],
     ["GATEWAY_PROCESSES", "auto"],
+    ["DATABASE_POOL_SIZE", "0"],
+    ["DATABASE_POOL_SIZE", "1"],
+    ["DATABASE_POOL_SIZE", "-4"],
+    ["DATABASE_POOL_SIZE", "2.5"],
+    ["DATABASE_POOL_SIZE", "1e3x"],
+    ["DATABASE_POOL_SIZE", "ten"],
+    ["DATABASE_POOL_SIZE", "1001"],
+    ["DATABASE_POOL_SIZE", "99999999999999999999"],
     ["UPSTREAM_MAX_RESPONSE_BYTES", "0"],
     ["UPSTREAM_MAX_RESPONSE_BYTES", "1MiB"],
     ["WEBHOOK_CUSTOMER_CONCURRENCY", "0"],
@@ -60,6 +69,12 @@ describe("loadConfig", () => {
     const config = loadConfig({ UPSTREAM_MAX_RESPONSE_BYTES: "65536", INPUT_URL_ALLOWED_CIDRS: " 10.20.0.0/16 , fd00:1::/64 " });
     expect(config.upstreamMaxResponseBytes).toBe(65536);
     expect(config.inputUrlAllowedCidrs).toEqual(["10.20.0.0/16", "fd00:1::/64"]);
+  });
+
+  it("reads DATABASE_POOL_SIZE from 2 to 1000", () => {
+    expect(loadConfig({ DATABASE_POOL_SIZE: "2" }).databasePoolSize).toBe(2);
+    expect(loadConfig({ DATABASE_POOL_SIZE: "25" }).databasePoolSize).toBe(25);
+    expect(loadConfig({ DATABASE_POOL_SIZE: "1000" }).databasePoolSize).toBe(1000);
   });
 
   it("reads GATEWAY_PROCESSES from 1 to 64", () => {

@@ -26,7 +26,7 @@ export interface SqlPool {
 export type Database = PrismaClient & { $sql: SqlPool; $kysely: Kysely<Tables> };
 
 export interface DatabaseOptions {
-  /** Pool size per process. */
+  /** Connections in the pool (the apps pass DATABASE_POOL_SIZE). Default 10. */
   max?: number;
   /** A request must learn quickly that PostgreSQL is gone (70002), so connecting never waits long. */
   connectTimeoutMs?: number;

@@ -30,7 +30,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   return {
     config,
     logger,
-    db: createDatabase(config.databaseUrl),
+    db: createDatabase(config.databaseUrl, { max: config.databasePoolSize }),
     redis,
     limiterRedis,
     generationQueue,

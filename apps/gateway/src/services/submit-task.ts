@@ -42,9 +42,12 @@ const BATCH_LIMITS = { maxSize: 32, maxInFlight: 1, maxWaitMs: 10 };
 // A batch does not wait for a user row another transaction holds (an operator's open transaction,
 // another gateway's batch, a worker refunding part of a task): that user's requests go on in the
 // user's own lane, one statement at a time per user that waits for the row (statement_timeout,
-// then 70002), at most 4 users at once so that waiting users never hold more than 4 of the pool's
-// 10 connections (docs/operations.md#submission-batching-group-commit).
-const LOCKED_USER_LANES = { maxSize: BATCH_LIMITS.maxSize, maxLanes: 4 };
+// then 70002), at most 4 users at once and never more than half the pool (DATABASE_POOL_SIZE, at
+// least 2), so that waiting users always leave connections to batches, key lookups and polls
+// (docs/operations.md#submission-batching-group-commit).
+function lockedUserLanes(poolSize: number) {
+  return { maxSize: BATCH_LIMITS.maxSize, maxLanes: Math.max(1, Math.min(4, Math.floor(poolSize / 2))) };
+}
 
 type Submitted = { task: Task; replayed: boolean };
 type Outcome = { ok: true; value: Submitted } | { ok: false; error: unknown };
@@ -78,7 +81,7 @@ interface Pending {
  *   retried one request at a time, so a key committed meanwhile elsewhere replays and a row
  *   PostgreSQL refuses fails only its own request;
  * - a user whose row another transaction holds is skipped, not waited for: that user's requests go
- *   on in the user's lane (LOCKED_USER_LANES), written as above by a statement that waits for the
+ *   on in the user's lane (lockedUserLanes), written as above by a statement that waits for the
  *   row, so only they wait, and only they fail (70002) when the wait reaches statement_timeout.
  * If the enqueue fails, every task of the batch still queued is refunded and hidden (60002); one a
  * worker took meanwhile (the job landed late) is the answer. A gateway that dies in between leaves
@@ -86,7 +89,7 @@ interface Pending {
  */
 export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Promise<Submitted> {
   const lanes = serialLanes<Pending>(
-    LOCKED_USER_LANES,
+    lockedUserLanes(deps.config.databasePoolSize),
     (pending) => pending.input.userId,
     (batch) => commitBatch(deps, batch, "wait", (deferred) => refuseDeferred(deps, deferred)),
   );
