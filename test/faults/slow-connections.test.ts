@@ -1,6 +1,7 @@
-// Fault: a thousand clients (fewer under a low `ulimit -n`) trickle a request a byte at a time and never finish it (slowloris),
-// while a customer polls. Node's header deadline (HTTP_HEADERS_TIMEOUT_MS) closes each trickling
-// socket with 408 soon after it runs out, and polls keep being answered meanwhile. Beyond
+// Fault: a thousand clients (fewer under a low `ulimit -n`) trickle a request a byte at a time and
+// never finish it (slowloris), while a customer polls. Node's header deadline
+// (HTTP_HEADERS_TIMEOUT_MS) closes each trickling socket with 408 soon after it runs out, and polls
+// keep being answered meanwhile. Beyond
 // HTTP_MAX_CONNECTIONS a process closes new connections at once, and those it holds keep working.
 import { execFileSync } from "node:child_process";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";

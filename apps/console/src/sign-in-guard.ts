@@ -49,8 +49,9 @@ export interface SignInClaim {
 /**
  * Per-account escalating back-off, keyed on (account, client address; an address is its limit key,
  * clientLimitKey from @gen/rate-limit): an attacker guessing one operator's password waits longer
- * and longer, while the operator signing in from another address is not slowed at all. Addresses an account has signed in from before are remembered, so the
- * looser per-account bucket (spread over many addresses) cannot lock the operator out from them.
+ * and longer, while the operator signing in from another address is not slowed at all. Addresses
+ * an account has signed in from before are remembered, so the looser per-account bucket (spread
+ * over many addresses) cannot lock the operator out from them.
  */
 export class SignInGuard {
   private readonly redis: GuardRedis;

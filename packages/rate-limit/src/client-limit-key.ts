@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /**
  * The key an address-keyed limit counts a client under. One IPv6 subscriber is routinely given a
@@ -10,30 +11,13 @@ import { isIPv4, isIPv6 } from "node:net";
 export function clientLimitKey(address: string | undefined): string {
   if (address === undefined || address === "") return "unknown";
   if (isIPv4(address)) return address;
+  // node:net checks the syntax (ipaddr.js alone is lenient); a zone index picks an interface, not an address.
   const bare = address.split("%", 1)[0]!;
   if (!isIPv6(bare)) return "unknown";
-  const groups = ipv6Groups(bare);
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join(".");
-  }
-  return `${groups
+  const parsed = ipaddr.process(bare);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  return `${(parsed as ipaddr.IPv6).parts
     .slice(0, 4)
-    .map((g) => g.toString(16))
+    .map((group) => group.toString(16))
     .join(":")}::/64`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
-function ipv6Groups(address: string): number[] {
-  let text = address.toLowerCase();
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split("::") as [string, string | undefined];
-  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)));
-  const front = parse(head);
-  if (tail === undefined) return front;
-  const back = parse(tail);
-  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
 }

@@ -41,9 +41,9 @@ export function priceSubmission(catalog: Catalog, checked: CheckedSubmission): V
 }
 
 /**
- * The last parameter check (20003), before pricing: URL parameters the upstream would fetch (image_url) must not point at an
- * internal address, by literal or by what the name resolves to now. Most models have none, and then
- * nothing is resolved.
+ * The last parameter check (20003), before pricing: URL parameters the upstream would fetch
+ * (image_url) must not point at an internal address, by literal or by what the name resolves to
+ * now. Most models have none, and then nothing is resolved.
  */
 export async function refuseInternalUrls(guard: UrlTargetGuard, submission: CheckedSubmission): Promise<void> {
   const urls = urlParameters(submission.model, submission.params);
