@@ -1,5 +1,19 @@
-export { type CompletedResult, type Provider, type ProviderFile, type ProviderJob, type ProviderResult, hasOutput } from "./provider.ts";
+export {
+  type CompletedResult,
+  type Provider,
+  type ProviderFile,
+  type ProviderJob,
+  type ProviderKind,
+  type ProviderOptions,
+  type ProviderResult,
+  type Submitted,
+  hasOutput,
+} from "./provider.ts";
 export { PolicyViolation, type PolicyStage } from "./policy-violation.ts";
 export { ProviderUnavailableError } from "./provider-unavailable-error.ts";
+export { UpstreamRejection } from "./upstream-rejection.ts";
+export { causeMessage, type UpstreamCause } from "./upstream-cause.ts";
+export { createCappedFetch, type CappedFetchOptions } from "./capped-fetch.ts";
+export { mapInput } from "./map-input.ts";
 export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";

@@ -1,4 +1,5 @@
 import { Wf, WorkflowError } from "@gen/errors";
+import type { UpstreamCause } from "./upstream-cause.ts";
 
 export type PolicyStage = "input" | "output";
 
@@ -8,10 +9,12 @@ export type PolicyStage = "input" | "output";
  */
 export class PolicyViolation extends WorkflowError {
   readonly stage: PolicyStage;
+  readonly upstream?: UpstreamCause;
 
-  constructor(stage: PolicyStage, message?: string) {
+  constructor(stage: PolicyStage, message?: string, upstream?: UpstreamCause) {
     super(Wf.ContentPolicy, message);
     this.name = "PolicyViolation";
     this.stage = stage;
+    if (upstream !== undefined) this.upstream = upstream;
   }
 }
