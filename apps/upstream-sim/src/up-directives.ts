@@ -22,6 +22,10 @@ export interface UpDirectives {
   hugeSubmit: boolean;
   /** A broken upstream: every poll answer (still running) padded to 700 MB, or never ending. */
   pollAnswer?: "huge" | "endless";
+  /** A broken upstream: the submit answer never ends (for APIs that answer with the result). */
+  endlessSubmit: boolean;
+  /** A busy upstream: the first N submits of this same input answer 429 with Retry-After. */
+  rateLimit?: number;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -44,6 +48,7 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     hang: false,
     mislabel: false,
     hugeSubmit: false,
+    endlessSubmit: false,
   };
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
@@ -63,6 +68,8 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_submit") found.hugeSubmit = true;
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
+      else if (name === "endless_submit") found.endlessSubmit = true;
+      else if (name === "rate_limit" && found.rateLimit === undefined && /^\d{1,3}$/.test(value)) found.rateLimit = Number(value);
     }
   }
   return found;
