@@ -47,7 +47,13 @@ function catalogFor(upstreamUrl: string) {
         parameters: { type: "object", properties: { max_words: { type: "integer", minimum: 50, maximum: 2000, default: 200 } } },
         pricing: ESSAY_PRICING,
       },
-      { ...common, id: "openai-moderation", endpoint: "moderations", upstreamModel: "omni-moderation-latest", pricing: { method: "flat", credits: 1, units: [] } },
+      {
+        ...common,
+        id: "openai-moderation",
+        endpoint: "moderations",
+        upstreamModel: "omni-moderation-latest",
+        pricing: { method: "flat", credits: 1, units: [] },
+      },
       { ...common, id: "openai-detect", endpoint: "detect", upstreamModel: "gpt-4.1-mini", pricing: { method: "flat", credits: 1, units: [] } },
       {
         ...common,
@@ -74,7 +80,9 @@ beforeAll(async () => {
   if (canBind443) {
     const ca = await createTestCa("e2e openai CA");
     receiver = await startReceiver({ tls: await issueServerCert([HOST], { ca }), host: HOOK_ADDRESS, port: 443 });
-    stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${HOOK_ADDRESS}/32`], lookup: resolverFor(HOST, [HOOK_ADDRESS]), ca: ca.cert }));
+    stack.startDeliveryWorker(
+      createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${HOOK_ADDRESS}/32`], lookup: resolverFor(HOST, [HOOK_ADDRESS]), ca: ca.cert }),
+    );
   }
   user = await stack.user();
 }, 60_000);
@@ -105,7 +113,11 @@ describe("OpenAI models end to end", () => {
       expect(url.startsWith(`${stack.config.cdnUrl}/`)).toBe(true);
       const res = await fetch(url);
       expect(res.headers.get("content-type")).toContain("image/png");
-      expect(Buffer.from(await res.arrayBuffer()).subarray(1, 4).toString("latin1")).toBe("PNG");
+      expect(
+        Buffer.from(await res.arrayBuffer())
+          .subarray(1, 4)
+          .toString("latin1"),
+      ).toBe("PNG");
     }
     if (!receiver) return console.warn("openai e2e: webhook delivery not checked, binding port 443 needs root");
     const deadline = Date.now() + 15_000;

@@ -122,9 +122,14 @@ describe("OpenAI provider ↔ OpenAI simulator", () => {
 
   it("videos: queued, then the MP4 content as a file; image_url is the reference image", async () => {
     const { upstreamId } = await provider.submit(
-      job("videos", "sora-2", { prompt: "waves", duration_seconds: 4, size: "1280x720", image_url: "https://example.com/a.png", delay: "[[up:delay_ms=100]]" }, {
-        inputMap: { delay: null },
-      }),
+      job(
+        "videos",
+        "sora-2",
+        { prompt: "waves", duration_seconds: 4, size: "1280x720", image_url: "https://example.com/a.png", delay: "[[up:delay_ms=100]]" },
+        {
+          inputMap: { delay: null },
+        },
+      ),
     );
     expect(upstreamId).toMatch(/^video_/);
     const delayed = await provider.submit(job("videos", "sora-2", { prompt: "waves [[up:delay_ms=300]]", duration_seconds: 4, size: "1280x720" }));
@@ -144,7 +149,10 @@ describe("OpenAI provider ↔ OpenAI simulator", () => {
   it("80007 with the cause: a 400 invalid request (status, message, request id)", async () => {
     const error = await failure(provider.submit(job("videos", "sora-2", { prompt: "waves", duration_seconds: 5 })));
     expect(error).toBeInstanceOf(UpstreamRejection);
-    expect(error).toMatchObject({ code: 80007, upstream: { status: 400, message: expect.stringContaining("Supported values"), requestId: expect.stringMatching(/^req_/) } });
+    expect(error).toMatchObject({
+      code: 80007,
+      upstream: { status: 400, message: expect.stringContaining("Supported values"), requestId: expect.stringMatching(/^req_/) },
+    });
     expect(await failure(provider.submit(job("essay", "gpt-4.1-mini", { prompt: "[[up:reject]]" })))).toMatchObject({ code: 80007 });
   });
 
@@ -162,7 +170,12 @@ describe("OpenAI provider ↔ OpenAI simulator", () => {
 
   it("80006 at the output stage: a refusal, a video blocked by moderation", async () => {
     const text = await provider.submit(job("essay", "gpt-4.1-mini", { prompt: "[[up:policy_output]]" }));
-    expect(await settle(text.upstreamId)).toMatchObject({ state: "failed", code: 80006, stage: "output", upstream: { message: expect.stringContaining("refusal") } });
+    expect(await settle(text.upstreamId)).toMatchObject({
+      state: "failed",
+      code: 80006,
+      stage: "output",
+      upstream: { message: expect.stringContaining("refusal") },
+    });
     const video = await provider.submit(job("videos", "sora-2", { prompt: "[[up:policy_output]]" }));
     expect(await settle(video.upstreamId)).toMatchObject({ state: "failed", code: 80006, stage: "output" });
   });

@@ -91,7 +91,12 @@ export function mountResponses(router: Router, context: OpenAISimContext): void 
       status: "completed",
       completed_at: unixSeconds(context.now()),
       output: [{ type: "message", id: openAIId("msg_"), status: "completed", role: "assistant", content: [part] }],
-      usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+      usage: {
+        ...usage,
+        total_tokens: usage.input_tokens + usage.output_tokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      },
     };
   }
 

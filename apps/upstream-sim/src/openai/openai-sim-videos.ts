@@ -112,7 +112,9 @@ export function mountVideos(router: Router, context: OpenAISimContext): void {
       sendError(res, 400, OpenAIErrorType.InvalidRequest, "Video is not ready yet.", { code: "video_not_ready", param: "video_id" });
       return;
     }
-    const [file] = simulateGeneration({ endpoint: "videos", model: job.model, params: { prompt: job.prompt, size: job.size, duration_seconds: Number(job.seconds) } }).files ?? [];
+    const [file] =
+      simulateGeneration({ endpoint: "videos", model: job.model, params: { prompt: job.prompt, size: job.size, duration_seconds: Number(job.seconds) } })
+        .files ?? [];
     if (!file) return notFound(res, req.params.id);
     res.set("Content-Type", "video/mp4").set("Cache-Control", "no-store").send(file.data);
   });

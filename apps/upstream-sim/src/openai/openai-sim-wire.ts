@@ -28,7 +28,10 @@ export function unixSeconds(ms: number): number {
 
 /** A key for "this same input", stable across retries of one submit. */
 export function inputKey(path: string, body: unknown): string {
-  return createHash("sha256").update(path).update(JSON.stringify(body) ?? "").digest("hex");
+  return createHash("sha256")
+    .update(path)
+    .update(JSON.stringify(body) ?? "")
+    .digest("hex");
 }
 
 /** Where this router is mounted, as seen by the client: the base of the file URLs it hands out. */

@@ -16,7 +16,7 @@ export function isPolicyCode(code: unknown): boolean {
 }
 
 /** What OpenAI said, for the operator: status, its error text, its request id. */
-export function causeOf(error: APIError): UpstreamCause {
+function causeOf(error: APIError): UpstreamCause {
   const cause: UpstreamCause = {};
   if (error.status !== undefined) cause.status = error.status;
   const body = error.error as { message?: unknown } | undefined;
