@@ -119,6 +119,8 @@ describe("OpenAI models end to end", () => {
           .toString("latin1"),
       ).toBe("PNG");
     }
+    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: task.id } });
+    expect(row).toMatchObject({ upstreamProvider: "openai", upstreamModel: "gpt-image-1", upstreamId: expect.stringMatching(/^req_/) });
     if (!receiver) return console.warn("openai e2e: webhook delivery not checked, binding port 443 needs root");
     const deadline = Date.now() + 15_000;
     while (receiver.requests.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -156,10 +158,17 @@ describe("OpenAI models end to end", () => {
   });
 
   test("a 429 is waited out; a policy verdict on the prompt is 80006 and refunded", async () => {
-    const limited = await complete("/api/v1/images/generations", { model: "openai-image", prompt: "a heron [[up:rate_limit=1]]" });
+    const limited = await complete("/api/v1/images/generations", { model: "openai-image", prompt: "a heron [[up:submit_429=1]]" });
     expect(limited.status).toBe("completed");
     const refused = await complete("/api/v1/essay", { model: "openai-essay", prompt: "[[up:policy_input]]" });
     expect(refused).toMatchObject({ status: "failed", error: { code: 80006 }, usage: { credits: 0 } });
     expect(JSON.stringify(refused.error)).not.toContain("safety system");
+    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: refused.id } });
+    expect(row.failureCause).toMatchObject({
+      provider: "openai",
+      status: 400,
+      message: expect.stringContaining("safety system"),
+      requestId: expect.stringMatching(/^req_/),
+    });
   });
 });

@@ -26,8 +26,6 @@ export interface UpDirectives {
   pollAnswer?: "huge" | "endless";
   /** A broken upstream: the submit answer never ends (for APIs that answer with the result). */
   endlessSubmit: boolean;
-  /** A busy upstream: the first N submits of this same input answer 429 with Retry-After. */
-  rateLimit?: number;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -72,7 +70,6 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
       else if (name === "endless_submit") found.endlessSubmit = true;
-      else if (name === "rate_limit" && found.rateLimit === undefined && /^\d{1,3}$/.test(value)) found.rateLimit = Number(value);
     }
   }
   return found;

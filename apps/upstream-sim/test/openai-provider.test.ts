@@ -189,7 +189,7 @@ describe("OpenAI provider ↔ OpenAI simulator", () => {
   });
 
   it("429 with Retry-After is transient with retryAfterMs; the same submit then succeeds", async () => {
-    const limited = job("images", "gpt-image-1", { prompt: "a lighthouse [[up:rate_limit=1]]" });
+    const limited = job("images", "gpt-image-1", { prompt: "a lighthouse [[up:submit_429=1]]" });
     const error = await failure(provider.submit(limited));
     expect(error).toBeInstanceOf(ProviderUnavailableError);
     expect(error).toMatchObject({ retryAfterMs: 1000, upstream: { status: 429 } });

@@ -31,10 +31,10 @@ export function createOpenAISimContext(options: { now?: () => number; defaultDel
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     maxJobs: options.maxJobs ?? 10_000,
     refuse(req, res, directives, policyCode) {
-      if (directives.rateLimit !== undefined) {
+      if (directives.submit429 !== undefined) {
         const key = inputKey(req.path, req.body);
         const seen = rateLimited.get(key) ?? 0;
-        if (seen < directives.rateLimit) {
+        if (seen < directives.submit429) {
           remember(rateLimited, key, seen + 1, RATE_LIMIT_KEYS);
           res.set("retry-after", "1");
           sendError(res, 429, OpenAIErrorType.RateLimit, "Rate limit reached for requests. Please try again in 1s.", { code: "rate_limit_exceeded" });

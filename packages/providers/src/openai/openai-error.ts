@@ -2,6 +2,7 @@ import { AnswerTooLargeError } from "@gen/capped-body";
 import { Wf } from "@gen/errors";
 import { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import { PolicyViolation } from "../policy-violation.ts";
+import { parseRetryAfter } from "../retry-after.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
 import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
@@ -33,19 +34,11 @@ function connectionText(error: Error): string {
   return inner instanceof Error ? `${error.message}: ${inner.message}` : error.message;
 }
 
-/**
- * The wait OpenAI asked for: `retry-after-ms` (its own header, in milliseconds) first, then the
- * standard `Retry-After` in seconds or as an HTTP date.
- */
+/** The wait OpenAI asked for: `retry-after-ms` (its own header, in milliseconds) first, then the standard `Retry-After`. */
 export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
-  const ms = Number(headers?.get("retry-after-ms") ?? Number.NaN);
-  if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
-  const value = headers?.get("retry-after");
-  if (value == null || value.trim() === "") return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  const ms = headers?.get("retry-after-ms")?.trim();
+  if (ms !== undefined && /^\d{1,10}(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
+  return parseRetryAfter(headers?.get("retry-after"), now);
 }
 
 /** Rethrows the caller's abort as itself, so an abort is never mistaken for an upstream fault. */
