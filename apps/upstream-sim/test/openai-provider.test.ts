@@ -78,6 +78,13 @@ describe("OpenAI provider ↔ OpenAI simulator", () => {
     expect(response.headers.get("content-type")).toBe("image/png");
   });
 
+  it("images whose bytes are no image are not stored: completed without output (the worker's 80004)", async () => {
+    const { result } = await provider.submit(job("images", "gpt-image-1", { prompt: "[[up:mislabel]]" }));
+    if (result?.state !== "completed") throw new Error(JSON.stringify(result));
+    expect(result.files).toBeUndefined();
+    expect(hasOutput("images", result)).toBe(false);
+  });
+
   it("a resumed poll of a synchronous answer fails 80003, saying the answer was lost", async () => {
     const { upstreamId } = await provider.submit(job("moderations", "omni-moderation-latest", { input: "hello" }));
     expect(await provider.poll(upstreamId)).toMatchObject({ state: "failed", code: 80003, upstream: { requestId: upstreamId } });

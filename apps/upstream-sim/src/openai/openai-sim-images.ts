@@ -37,7 +37,9 @@ export function mountImages(router: Router, context: OpenAISimContext): void {
       remember(imageSets, id, files, KEPT_IMAGE_SETS);
       data = files.map((file, index) => ({ url: `${mountBase(req, context.publicUrl)}/files/${id}/${index}.${file.extension}` }));
     } else {
-      data = files.map((file) => ({ b64_json: file.data.toString("base64") }));
+      // A hostile upstream's "image" is an HTML page.
+      const bytes = (file: ProviderFile) => (directives.mislabel ? Buffer.from("<!doctype html><script>alert(1)</script>") : file.data);
+      data = files.map((file) => ({ b64_json: bytes(file).toString("base64") }));
     }
     const usage = result.tokens && {
       input_tokens: result.tokens.input,
