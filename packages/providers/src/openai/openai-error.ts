@@ -71,8 +71,9 @@ function unavailable(error: unknown): ProviderUnavailableError {
 export function submitError(error: unknown, signal: AbortSignal | undefined): Error {
   rethrowAbort(error, signal);
   if (error instanceof APIError && !(error instanceof APIConnectionError) && error.status !== undefined) {
-    if (error.status >= 400 && error.status < 500 && isPolicyCode(error.code)) return new PolicyViolation("input", causeOf(error).message, causeOf(error));
-    if (REJECTING_STATUSES.has(error.status)) return new UpstreamRejection(Wf.InputRejected, causeOf(error));
+    const cause = causeOf(error);
+    if (error.status >= 400 && error.status < 500 && isPolicyCode(error.code)) return new PolicyViolation("input", cause.message, cause);
+    if (REJECTING_STATUSES.has(error.status)) return new UpstreamRejection(Wf.InputRejected, cause);
   }
   return unavailable(error);
 }
