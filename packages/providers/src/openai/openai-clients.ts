@@ -26,8 +26,13 @@ export interface OpenAIClients {
 
 function client(options: OpenAIProviderOptions, maxBytes: number, timeoutMs: number): OpenAI {
   return new OpenAI({
-    // null, not undefined: the key comes from the configuration, never from the SDK reading the environment.
+    // null, not undefined: the key comes from the configuration, and the SDK reads none of its
+    // own variables (OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_ADMIN_KEY) behind its back.
     apiKey: options.apiKey ?? null,
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
     baseURL: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
     // The worker owns retries: a retried submit here could start (and bill) a job twice.
     maxRetries: 0,
