@@ -4,6 +4,7 @@ import { type CompletedResult, UpstreamErrorType, UpstreamJobStatus } from "@gen
 import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";
+import { createOpenAISim } from "./openai/create-openai-sim.ts";
 import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "./padded-answer.ts";
 import { parseUpDirectives, type UpDirectives } from "./up-directives.ts";
 
@@ -85,6 +86,7 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
 
   const app = express();
   app.disable("x-powered-by");
+  app.use("/openai", createOpenAISim({ publicUrl: options.publicUrl, defaultDelayMs, now }));
   app.use(express.json({ limit: "4mb" }));
   // Every answer names its request, as providers do, for the operator to quote.
   app.use((_req, res, next) => {

@@ -24,6 +24,8 @@ export interface UpDirectives {
   hugeSubmit: boolean;
   /** A broken upstream: every poll answer (still running) padded to 700 MB, or never ending. */
   pollAnswer?: "huge" | "endless";
+  /** A broken upstream: the submit answer never ends (for APIs that answer with the result). */
+  endlessSubmit: boolean;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -46,6 +48,7 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     hang: false,
     mislabel: false,
     hugeSubmit: false,
+    endlessSubmit: false,
   };
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
@@ -66,6 +69,7 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_submit") found.hugeSubmit = true;
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
+      else if (name === "endless_submit") found.endlessSubmit = true;
     }
   }
   return found;

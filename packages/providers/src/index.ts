@@ -18,3 +18,5 @@ export { mapInput } from "./map-input.ts";
 export { parseRetryAfter } from "./retry-after.ts";
 export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";
+export { createOpenAIProvider } from "./openai/openai-provider.ts";
+export { OPENAI_DEFAULT_BASE_URL, type OpenAIProviderOptions } from "./openai/openai-clients.ts";
