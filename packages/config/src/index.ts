@@ -1,3 +1,3 @@
-export type { Config, ConsoleConfig, HttpConfig, RateConfig, RedisConfig, RedisNode, StorageConfig } from "./config.ts";
+export type { Config, ConsoleConfig, HttpConfig, RateConfig, RedisConfig, RedisNode, StorageConfig, UpstreamCallbackConfig } from "./config.ts";
 export { ConfigError } from "./config-error.ts";
 export { loadConfig, DEFAULT_DATABASE_URL } from "./load-config.ts";
