@@ -38,6 +38,7 @@ export const TASK_SELECTION = [
   "upstream_id as upstreamId",
   "upstream_provider as upstreamProvider",
   "upstream_model as upstreamModel",
+  "upstream_callback as upstreamCallback",
   "failure_cause as failureCause",
   "discarded_at as discardedAt",
 ] as const;
@@ -270,6 +271,7 @@ function createdTask(task: NewTask, createdAt: Date): Task {
     upstreamId: null,
     upstreamProvider: null,
     upstreamModel: null,
+    upstreamCallback: false,
     failureCause: null,
     discardedAt: null,
   };
@@ -301,6 +303,8 @@ export interface UpstreamJobRef {
   provider: ProviderKind;
   upstreamModel: string;
   upstreamId: string;
+  /** The job was created with our callback address: its polls are a safety net. */
+  callback?: boolean;
 }
 
 /**
@@ -314,7 +318,13 @@ export async function recordUpstreamJob(db: Queryable, id: string, job: Upstream
 const upstreamStatement = compiledOnce((k, _shape, id: string, job: UpstreamJobRef, now: Date) =>
   k
     .updateTable("tasks")
-    .set({ upstream_id: job.upstreamId, upstream_provider: job.provider, upstream_model: job.upstreamModel, updated_at: now })
+    .set({
+      upstream_id: job.upstreamId,
+      upstream_provider: job.provider,
+      upstream_model: job.upstreamModel,
+      upstream_callback: job.callback === true,
+      updated_at: now,
+    })
     .where("id", "=", id),
 );
 
