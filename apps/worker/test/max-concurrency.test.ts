@@ -21,7 +21,7 @@ test("at most maxConcurrency jobs run upstream; the rest stay queued, and get sl
   for (let i = 0; i < 6; i++) ids.push(await flow.submit("capped-detect", `text ${i}`));
   await until(() => flow.upstream.running().length === 2, "two jobs running");
   // The others wait queued: not started, so their generation cap is not running; their jobs parked.
-  await until(async () => (await flow.gateway.deps.generationQueue.getJobCounts("delayed")).delayed >= 6, "every job parked");
+  await until(async () => ((await flow.gateway.deps.generationQueue.getJobCounts("delayed")).delayed ?? 0) >= 6, "every job parked");
   const waiting = ids.filter((id) => !submittedIds().includes(id));
   expect(waiting).toHaveLength(4);
   for (const id of waiting) expect(await flow.status(id)).toMatchObject({ status: "queued", startedAt: null });
