@@ -88,16 +88,17 @@ export function detectModel(id: string, fields: Record<string, unknown> = {}): R
 
 /**
  * A real gateway on loopback (its own QUEUE_PREFIX, the run's PostgreSQL and the shared Redis) with
- * a catalog of `models`, and generation workers on the same queue whose every route is `upstream`.
+ * a catalog of `models` and `env` (given the gateway's address), and generation workers on the same
+ * queue whose every route is `upstream`.
  */
-export async function startUpstreamFlow(models: Record<string, unknown>[], env: Record<string, string> = {}): Promise<UpstreamFlow> {
+export async function startUpstreamFlow(models: Record<string, unknown>[], env: (baseUrl: string) => Record<string, string> = () => ({})): Promise<UpstreamFlow> {
   const dir = mkdtempSync(path.join(tmpdir(), "gen-flow-"));
   const catalogPath = path.join(dir, "models.json");
   writeFileSync(catalogPath, JSON.stringify({ models }));
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const gateway = await createTestGateway({ MODEL_CATALOG: catalogPath, BASE_URL: baseUrl, STORAGE_DIR: dir, ...env });
+  const gateway = await createTestGateway({ MODEL_CATALOG: catalogPath, BASE_URL: baseUrl, STORAGE_DIR: dir, ...env(baseUrl) });
   server.on("request", gateway.app);
   const upstream = new ScriptedUpstream();
   const user = await createUser(gateway.deps.db, 100_000);
