@@ -158,7 +158,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, cloc
   if (recorded) {
     // This poll answers every callback so far (upstream-callback-signal.ts).
     if (recorded.callback && deps.redis) await clearUpstreamCallback(deps.redis, deps.config.queuePrefix, task.id);
-    return judge(deps, task, model, recorded, await pollJob(recorded), clock);
+    return judge(deps, task, model, recorded, await pollJob(deps, task, recorded), clock);
   }
   const submitted = await submitToRoutes(deps, task, model);
   if (submitted.kind === "unavailable" && submitted.failures.length === 0 && mayWait(model) && deps.upstreamSlots) return waitInList(deps, task, model, clock);
@@ -167,7 +167,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, cloc
   if (submitted.result) return judge(deps, task, model, submitted.job, submitted.result, clock);
   // The provider calls back when the job is done: no poll now, only the safety net.
   if (submitted.job.callback) return nextPoll(deps, task, model, submitted.job, undefined, clock);
-  return judge(deps, task, model, submitted.job, await pollJob(submitted.job), clock);
+  return judge(deps, task, model, submitted.job, await pollJob(deps, task, submitted.job), clock);
 }
 
 /**
@@ -269,11 +269,13 @@ function submitLater(deps: GenerationDeps, task: Task, failures: Unavailable[], 
 }
 
 /** One poll. A poll without an answer is transient (an outage fails every running task's poll): the job is polled again, after the wait the provider asked for. */
-async function pollJob(job: UpstreamJob): Promise<ProviderResult | { state: "running"; retryAfterMs?: number } | Finish> {
+async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Promise<ProviderResult | { state: "running"; retryAfterMs?: number } | Finish> {
   try {
     return await job.provider.poll(job.upstreamId);
   } catch (error) {
     if (!(error instanceof ProviderUnavailableError)) return refused(job.route, error);
+    // Transient by design (an outage fails every running task's poll): not worth a warning each time.
+    deps.logger.debug("upstream poll failed; polling again", { task_id: task.id, err: error.message, retry_after_ms: error.retryAfterMs });
     return { state: "running", ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
   }
 }
