@@ -103,7 +103,9 @@ test("a declared body over 64 KiB is refused at once, before it is sent, and the
     socket.on("close", () => resolve(text));
   });
   // Headers only: the 100 MB never come.
-  socket.write(`POST /upstream-callbacks/${callbackToken(SECRET, taskId)} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n`);
+  socket.write(
+    `POST /upstream-callbacks/${callbackToken(SECRET, taskId)} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n`,
+  );
   const text = await answer;
   expect(text).toMatch(/^HTTP\/1.1 413 /);
   expect(text).toMatch(/"code":20008/);
@@ -159,7 +161,12 @@ test("a body within the cap is read and dropped; the same connection serves the 
 test("without UPSTREAM_CALLBACK_URL the route does not exist", async () => {
   const plain = await createTestGateway();
   try {
-    const res = await (await import("supertest")).default(plain.app).post(`/upstream-callbacks/${callbackToken(SECRET, newTaskId())}`).send({});
+    const res = await (
+      await import("supertest")
+    )
+      .default(plain.app)
+      .post(`/upstream-callbacks/${callbackToken(SECRET, newTaskId())}`)
+      .send({});
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe(40002);
   } finally {

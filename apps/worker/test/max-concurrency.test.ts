@@ -81,7 +81,10 @@ test("a cancel frees the slot at once: of a running task for the next in line, o
 
 test("a slot held by a task whose worker and job are gone is given back when its lease runs out", async () => {
   const slots = createUpstreamSlots(flow.gateway.deps.redis, flow.gateway.deps.config.queuePrefix);
-  const routes = [{ key: "http:capped-pair", cap: 1 }, { key: "http:pair-fallback", cap: 1 }];
+  const routes = [
+    { key: "http:capped-pair", cap: 1 },
+    { key: "http:pair-fallback", cap: 1 },
+  ];
   // Two tasks of a dead worker hold both routes for 300 ms, never renewed.
   await slots.claim("capped-pair", routes, 0, "task_lost_a", 300);
   await slots.claim("capped-pair", routes, 1, "task_lost_b", 300);

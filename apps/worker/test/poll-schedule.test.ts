@@ -5,7 +5,7 @@ const generic = (elapsedMs: number) => pollDelayMs({ elapsedMs, callback: false 
 /** The poll times of a job that runs `runMs`, polled by the schedule from its submit (t = 0) until it is seen done. */
 function pollTimes(runMs: number, plan: Omit<PollPlan, "elapsedMs">): number[] {
   const times: number[] = [];
-  for (let t = 0; ; ) {
+  for (let t = 0; ;) {
     t += pollDelayMs({ ...plan, elapsedMs: t });
     times.push(t);
     if (t >= runMs) return times;

@@ -125,7 +125,14 @@ function upstreamCallback(env: Env): UpstreamCallbackConfig | undefined {
   const raw = str(env, "UPSTREAM_CALLBACK_URL", "");
   if (raw === "") return undefined;
   const parsed = URL.canParse(raw) ? new URL(raw) : undefined;
-  if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || parsed.search !== "" || parsed.hash !== "" || parsed.username !== "" || parsed.password !== "") {
+  if (
+    !parsed ||
+    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
+    parsed.search !== "" ||
+    parsed.hash !== "" ||
+    parsed.username !== "" ||
+    parsed.password !== ""
+  ) {
     throw new ConfigError(`UPSTREAM_CALLBACK_URL must be an http(s) base address without query, fragment or credentials, got "${raw}"`);
   }
   const key = secret(env, "UPSTREAM_CALLBACK_SECRET", 32);

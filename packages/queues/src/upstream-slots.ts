@@ -159,7 +159,17 @@ export function createUpstreamSlots(redis: RedisClient, prefix: string): Upstrea
   const run = async (model: string, routes: readonly SlotRoute[], op: string, taskId: string, leaseMs: number, index: number) => {
     const base = `${prefix}:upstream-slots:{${model}}`;
     const keys = [`${base}:waiting`, `${base}:waiting-leases`, ...routes.map((route) => `${base}:route:${route.key}`)];
-    const reply = await commands.upstreamSlots(keys.length, ...keys, Date.now(), op, taskId, Math.ceil(leaseMs), index + 1, MAX_WAKE, ...routes.map((r) => r.cap));
+    const reply = await commands.upstreamSlots(
+      keys.length,
+      ...keys,
+      Date.now(),
+      op,
+      taskId,
+      Math.ceil(leaseMs),
+      index + 1,
+      MAX_WAKE,
+      ...routes.map((r) => r.cap),
+    );
     return { status: Number(reply[0]), wake: reply.slice(1).map(String) };
   };
   return {

@@ -6,7 +6,7 @@ import { signalUpstreamCallback } from "@gen/queues";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
 
 /** A provider's webhook is a small JSON document; anything longer is refused, unread. */
-export const MAX_CALLBACK_BODY_BYTES = 64 * 1024;
+const MAX_CALLBACK_BODY_BYTES = 64 * 1024;
 
 const TOO_LARGE = "Request body exceeds 64 KiB";
 

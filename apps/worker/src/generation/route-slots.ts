@@ -26,7 +26,7 @@ interface CappedRoute extends SlotRoute {
 const capped = new WeakMap<ModelEntry, CappedRoute[]>();
 
 /** The model's routes that have a `maxConcurrency`, in order, each under a name stable across catalog edits. */
-export function cappedRoutes(model: ModelEntry): CappedRoute[] {
+function cappedRoutes(model: ModelEntry): CappedRoute[] {
   let routes = capped.get(model);
   if (!routes) {
     routes = model.routes.flatMap((route) =>
@@ -103,7 +103,9 @@ async function wakeTasks(deps: GenerationDeps, taskIds: string[]): Promise<void>
   if (!queue || taskIds.length === 0) return;
   await Promise.all(
     taskIds.map((id) =>
-      wakeGenerationJob(queue, id).catch((error: unknown) => deps.logger.warn("could not wake a task waiting for an upstream slot", { task_id: id, err: error })),
+      wakeGenerationJob(queue, id).catch((error: unknown) =>
+        deps.logger.warn("could not wake a task waiting for an upstream slot", { task_id: id, err: error }),
+      ),
     ),
   );
 }

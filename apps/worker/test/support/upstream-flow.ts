@@ -16,7 +16,7 @@ import { createGenerationWorker } from "../../src/generation/create-generation-w
  * every job runs until the test finishes it, and polls are counted. It stands for a provider's
  * API, the one edge these tests cannot run.
  */
-export class ScriptedUpstream implements Provider {
+class ScriptedUpstream implements Provider {
   readonly submits: ProviderJob[] = [];
   readonly polls = new Map<string, number>();
   readonly canceled: string[] = [];
@@ -91,7 +91,10 @@ export function detectModel(id: string, fields: Record<string, unknown> = {}): R
  * a catalog of `models` and `env` (given the gateway's address), and generation workers on the same
  * queue whose every route is `upstream`.
  */
-export async function startUpstreamFlow(models: Record<string, unknown>[], env: (baseUrl: string) => Record<string, string> = () => ({})): Promise<UpstreamFlow> {
+export async function startUpstreamFlow(
+  models: Record<string, unknown>[],
+  env: (baseUrl: string) => Record<string, string> = () => ({}),
+): Promise<UpstreamFlow> {
   const dir = mkdtempSync(path.join(tmpdir(), "gen-flow-"));
   const catalogPath = path.join(dir, "models.json");
   writeFileSync(catalogPath, JSON.stringify({ models }));
@@ -158,7 +161,11 @@ export async function startUpstreamFlow(models: Record<string, unknown>[], env: 
 }
 
 /** Waits for `probe` to hold (every 20 ms), failing after `timeoutMs`. */
-export async function until<T>(probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 10_000): Promise<T> {
+export async function until<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
