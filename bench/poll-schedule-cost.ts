@@ -44,7 +44,14 @@ async function bareExpressPostCpu(): Promise<number> {
   const post = () =>
     new Promise<void>((resolve, reject) => {
       const req = http.request(
-        { host: "127.0.0.1", port, path: "/api/v1/images/generations", method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/api/v1/images/generations",
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
         (res) => res.resume().on("end", resolve),
       );
       req.on("error", reject);
@@ -130,7 +137,7 @@ async function runGenerations(model: string, count: number, catalogPath: string)
     };
   } finally {
     await worker.kill("SIGTERM");
-    for (let cursor = "0"; ; ) {
+    for (let cursor = "0"; ;) {
       const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
       if (keys.length > 0) await redis.del(...keys);
       if ((cursor = next) === "0") break;
@@ -170,7 +177,12 @@ export async function pollScheduleCost(options: { quick: boolean }): Promise<Fig
         pass: expected.cpuPerGeneration <= 5 && expected.failed === 0,
         note: describe(expected),
       },
-      { name: "bare Express POST (same run)", value: bare, unit: "ms", note: `${BARE_POSTS} sequential keep-alive POSTs; CPU of the bare-server process per POST` },
+      {
+        name: "bare Express POST (same run)",
+        value: bare,
+        unit: "ms",
+        note: `${BARE_POSTS} sequential keep-alive POSTs; CPU of the bare-server process per POST`,
+      },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
