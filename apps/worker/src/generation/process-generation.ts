@@ -95,7 +95,7 @@ export async function generationStep(deps: GenerationDeps, taskId: string): Prom
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
-    await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed });
+    await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed, cause: { message: `model ${task.model} is not in the catalog` } });
     return undefined;
   }
   const startedAt = task.startedAt!.getTime();
