@@ -161,7 +161,11 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, cloc
     return judge(deps, task, model, recorded, await pollJob(deps, task, recorded), clock);
   }
   const submitted = await submitToRoutes(deps, task, model);
-  if (submitted.kind === "unavailable" && submitted.failures.length === 0 && mayWait(model) && deps.upstreamSlots) return waitInList(deps, task, model, clock);
+  if (submitted.kind === "unavailable") {
+    if (submitted.failures.length === 0 && mayWait(model) && deps.upstreamSlots) return waitInList(deps, task, model, clock);
+    // No job was created: a slot taken for the submit is not held while the task waits to retry.
+    await releaseSlot(deps, task.id, model);
+  }
   if (submitted.kind !== "submitted") return submitted.kind === "unavailable" ? submitLater(deps, task, submitted.failures, clock) : submitted;
   // A synchronous API (OpenAI Images, Moderations) answered with the result itself: no poll.
   if (submitted.result) return judge(deps, task, model, submitted.job, submitted.result, clock);
@@ -414,6 +418,7 @@ async function settlementOf(
     return { outcome: { status: TaskStatus.Completed, output, charge: completedCharge(model, task.reservedCredits, tokens), tokens } };
   } catch (error) {
     if (!(error instanceof WorkflowError)) throw error;
+    deps.logger.warn("storing outputs failed", { task_id: task.id, err: error.cause ?? error });
     const reason = error.cause instanceof Error ? error.cause.message : error.message;
     return {
       outcome: { status: TaskStatus.Failed, code: error.code, charge: 0 },
