@@ -1,3 +1,4 @@
+import { ProviderUnavailableError } from "@gen/providers";
 import { createUpstreamSlots } from "@gen/queues";
 import { detectModel, startUpstreamFlow, until, type UpstreamFlow } from "./support/upstream-flow.ts";
 
@@ -8,6 +9,7 @@ beforeAll(async () => {
   flow = await startUpstreamFlow([
     detectModel("capped-detect", { maxConcurrency: 2 }),
     detectModel("capped-pair", { maxConcurrency: 1, fallbacks: [{ provider: "http", upstreamModel: "pair-fallback", maxConcurrency: 1 }] }),
+    detectModel("capped-one", { maxConcurrency: 1 }),
   ]);
   flow.startWorker();
   flow.startWorker();
@@ -93,4 +95,23 @@ test("a slot held by a task whose worker and job are gone is given back when its
   await until(() => submittedIds().includes(id), "submitted into the given-back slot");
   flow.upstream.finish(id);
   await until(async () => (await flow.status(id)).status === "completed", "completed");
+}, 30_000);
+
+test("a task whose submit found the provider busy (429) gives its slot back while it waits to retry", async () => {
+  flow.upstream.onSubmit = async (job) => {
+    if (String(job.params.text) === "busy") throw new ProviderUnavailableError("429", { retryAfterMs: 20_000, upstream: { status: 429 } });
+  };
+  try {
+    const busy = await flow.submit("capped-one", "busy");
+    await until(() => submittedIds().includes(busy), "busy tried");
+    // The slot the busy task took is free again: the next task runs while the busy one waits out its 20 s.
+    const next = await flow.submit("capped-one", "next");
+    await until(() => submittedIds().includes(next), "next submitted");
+    expect(await flow.status(busy)).toMatchObject({ status: "in_progress" });
+    flow.upstream.finish(next);
+    await until(async () => (await flow.status(next)).status === "completed", "completed");
+    await fetch(`${flow.baseUrl}/api/v1/tasks/${busy}/cancel`, { method: "POST", headers: { Authorization: flow.user.auth } });
+  } finally {
+    flow.upstream.onSubmit = async () => {};
+  }
 }, 30_000);
