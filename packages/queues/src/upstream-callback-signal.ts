@@ -31,5 +31,6 @@ export async function clearUpstreamCallback(redis: RedisClient, prefix: string, 
 
 /** After the step parked its job: whether a callback came while it ran (the mark is taken). */
 export async function takeUpstreamCallback(redis: RedisClient, prefix: string, taskId: string): Promise<boolean> {
-  return (await redis.getdel(markKey(prefix, taskId))) !== null;
+  // DEL answers whether the mark was there: taken atomically, on any Redis version.
+  return (await redis.del(markKey(prefix, taskId))) === 1;
 }
