@@ -1,0 +1,26 @@
+import { mapInput } from "../map-input.ts";
+import type { ProviderJob } from "../provider.ts";
+
+/**
+ * Our parameter -> fal's input name, before the catalog's `upstreamInputMap`. The others keep
+ * their names: `prompt`, `text` (text to speech), `voice`, `image_url` (a video's reference image),
+ * `quality` and the rest.
+ */
+export const FAL_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>> = {
+  n: "num_images",
+  size: "image_size",
+  duration_seconds: "duration",
+};
+
+const SIZE = /^(\d{1,5})x(\d{1,5})$/;
+
+/**
+ * The input of a fal request. `image_size` written as our `WIDTHxHEIGHT` becomes fal's
+ * `{ width, height }`; fal's own names (`square_hd`, `landscape_16_9`, ...) pass as they are.
+ */
+export function falInput(job: Pick<ProviderJob, "params" | "inputMap" | "constantInput">): Record<string, unknown> {
+  const input = mapInput(job, FAL_DEFAULT_INPUT_MAP);
+  const size = typeof input.image_size === "string" ? SIZE.exec(input.image_size) : null;
+  if (size) input.image_size = { width: Number(size[1]), height: Number(size[2]) };
+  return input;
+}
