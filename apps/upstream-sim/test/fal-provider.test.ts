@@ -199,7 +199,7 @@ describe("fal adapter ↔ fal simulator", () => {
     const { server: probe, url } = await listen(() => {});
     await close(probe);
     const closed = createFalProvider({ baseUrl: url, apiKey: KEY, timeoutMs: 2000 });
-    expect(await rejection(closed.submit(job("x")))).toBeInstanceOf(ProviderUnavailableError);
+    expect(await rejection(closed.submit(job("x")))).toMatchObject({ name: "ProviderUnavailableError", upstream: { code: "ECONNREFUSED" } });
     expect(await rejection(closed.poll(`${IMAGE_MODEL}/requests/r1`))).toBeInstanceOf(ProviderUnavailableError);
     await expect(closed.cancel(`${IMAGE_MODEL}/requests/r1`)).resolves.toBeUndefined();
   });

@@ -38,6 +38,16 @@ async function causeOf(response: Response): Promise<UpstreamCause> {
   return cause;
 }
 
+/** A network error's code (ECONNREFUSED, ...), which undici keeps on the error's cause. */
+function networkCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current !== null && typeof current === "object" && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  if (error instanceof DOMException && error.name === "TimeoutError") return "ETIMEDOUT";
+  return undefined;
+}
+
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return error instanceof AnswerTooLargeError ? `the answer's ${message}` : message;
@@ -60,7 +70,8 @@ export function createFalFetch(options: FalFetchOptions): typeof fetch {
     } catch (error) {
       // The caller's own abort is not an upstream fault.
       if (init?.signal?.aborted) throw init.signal.reason ?? error;
-      throw new ProviderUnavailableError(`fal request failed: ${describe(error)}`, { upstream: { message: describe(error) } });
+      const code = networkCode(error);
+      throw new ProviderUnavailableError(`fal request failed: ${describe(error)}`, { upstream: { message: describe(error), ...(code ? { code } : {}) } });
     }
     if (response.status === 429 || response.status >= 500) {
       const upstream = await causeOf(response);

@@ -43,10 +43,13 @@ function imageUrls(result: Json): { urls: string[]; flagged: number } {
  * flagged by the safety checker is a content-policy verdict on the output (80006). A result
  * with none of these is completed without output: the worker's 80004.
  */
-export function falOutput(data: unknown): ProviderResult {
+export function falOutput(data: unknown, requestId?: string): ProviderResult {
   const result = asObject(data) ?? {};
   const { urls, flagged } = imageUrls(result);
-  if (flagged > 0 && urls.length === 0) return { state: "failed", code: Wf.ContentPolicy, stage: "output", message: "fal's safety checker flagged every image" };
+  if (flagged > 0 && urls.length === 0) {
+    const message = "fal's safety checker flagged every image (has_nsfw_concepts)";
+    return { state: "failed", code: Wf.ContentPolicy, stage: "output", message, upstream: { status: 200, message, ...(requestId ? { requestId } : {}) } };
+  }
   for (const media of [result.video, result.audio, result.audio_file, result.audio_url]) {
     const url = httpUrl(media);
     if (url) urls.push(url);

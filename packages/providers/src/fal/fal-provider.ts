@@ -59,8 +59,8 @@ export function createFalProvider(options: ProviderOptions): Provider {
 
   async function result(endpointId: string, requestId: string, signal: AbortSignal | undefined): Promise<ProviderResult> {
     try {
-      const { data } = await client.queue.result(endpointId, { requestId, ...(signal ? { abortSignal: signal } : {}) });
-      return falOutput(data);
+      const answer = await client.queue.result(endpointId, { requestId, ...(signal ? { abortSignal: signal } : {}) });
+      return falOutput(answer.data, answer.requestId || requestId);
     } catch (error) {
       const reason = abortReason(signal);
       if (reason !== undefined) throw reason;
