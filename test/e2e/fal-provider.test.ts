@@ -55,7 +55,8 @@ beforeAll(async () => {
   if (ca) receiver = await startReceiver({ tls: await issueServerCert([HOST], { ca }), host: "127.0.0.1", port: 443 });
   stack = await startStack({ MODEL_CATALOG: falCatalog(`${falBase}/fal`), FAL_KEY: "e2e-key-id:e2e-key-secret", WEBHOOK_ALLOWED_CIDRS: "127.0.0.1/32" });
   stack.startWorker();
-  if (ca) stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: ["127.0.0.1/32"], lookup: resolverFor(HOST, ["127.0.0.1"]), ca: ca.cert }));
+  if (ca)
+    stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: ["127.0.0.1/32"], lookup: resolverFor(HOST, ["127.0.0.1"]), ca: ca.cert }));
   user = await stack.user();
 });
 

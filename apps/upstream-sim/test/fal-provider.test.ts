@@ -68,7 +68,14 @@ beforeEach(() => {
 });
 
 function job(prompt: string, extra: Partial<ProviderJob> = {}, params: Record<string, unknown> = {}): ProviderJob {
-  return { taskId: "task_00000000000000000000000000000003", endpoint: "images", model: "fal-image", upstreamModel: IMAGE_MODEL, params: { prompt, ...params }, ...extra };
+  return {
+    taskId: "task_00000000000000000000000000000003",
+    endpoint: "images",
+    model: "fal-image",
+    upstreamModel: IMAGE_MODEL,
+    params: { prompt, ...params },
+    ...extra,
+  };
 }
 
 async function settle(upstreamId: string, using: Provider = provider, limitMs = 5000): Promise<ProviderResult> {
@@ -117,7 +124,9 @@ describe("fal adapter ↔ fal simulator", () => {
   });
 
   it("the catalog's input map and constant input win over the defaults; fal's own size names pass as they are", async () => {
-    await provider.submit(job("x", { inputMap: { n: null }, constantInput: { image_size: "square_hd", enable_safety_checker: true } }, { n: 3, size: "64x64" }));
+    await provider.submit(
+      job("x", { inputMap: { n: null }, constantInput: { image_size: "square_hd", enable_safety_checker: true } }, { n: 3, size: "64x64" }),
+    );
     expect(seen[0]?.body).toEqual({ prompt: "x", image_size: "square_hd", enable_safety_checker: true });
   });
 
@@ -132,7 +141,13 @@ describe("fal adapter ↔ fal simulator", () => {
   });
 
   it("audio: text to speech, audio.url comes back", async () => {
-    const speech: ProviderJob = { taskId: "task_1", endpoint: "audio", model: "fal-tts", upstreamModel: AUDIO_MODEL, params: { text: "hello there", voice: "Jennifer" } };
+    const speech: ProviderJob = {
+      taskId: "task_1",
+      endpoint: "audio",
+      model: "fal-tts",
+      upstreamModel: AUDIO_MODEL,
+      params: { text: "hello there", voice: "Jennifer" },
+    };
     const { upstreamId } = await provider.submit(speech);
     expect(seen[0]?.body).toEqual({ text: "hello there", voice: "Jennifer" });
     const result = await settle(upstreamId);
@@ -212,7 +227,10 @@ describe("fal adapter ↔ fal simulator", () => {
 
   it("a huge submit or status answer is capped: ProviderUnavailableError", async () => {
     const capped = falProvider({ maxResponseBytes: 1024 * 1024 });
-    expect(await rejection(capped.submit(job("[[up:huge_submit]]")))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("exceeds") });
+    expect(await rejection(capped.submit(job("[[up:huge_submit]]")))).toMatchObject({
+      name: "ProviderUnavailableError",
+      message: expect.stringContaining("exceeds"),
+    });
     const { upstreamId } = await capped.submit(job("[[up:huge_poll]]"));
     expect(await rejection(capped.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("exceeds") });
   });
@@ -284,13 +302,22 @@ describe("fal webhooks", () => {
     const requestId = submitted.upstreamId.split("/").at(-1)!;
     const hook = await hookFor(requestId);
     expect(hook?.url).toBe("/upstream-callbacks/fal/tok_abc?x=1");
-    expect(hook?.body).toMatchObject({ request_id: requestId, gateway_request_id: requestId, status: FalWebhookStatus.Ok, payload: { images: [{ url: expect.any(String) }] } });
+    expect(hook?.body).toMatchObject({
+      request_id: requestId,
+      gateway_request_id: requestId,
+      status: FalWebhookStatus.Ok,
+      payload: { images: [{ url: expect.any(String) }] },
+    });
   });
 
   it("a failed request's webhook says ERROR with the error and its payload", async () => {
     const submitted = await provider.submit(job("[[up:fail]]", { callbackUrl: `${hookUrl}/cb` }));
     const hook = await hookFor(submitted.upstreamId.split("/").at(-1)!);
-    expect(hook?.body).toMatchObject({ status: FalWebhookStatus.Error, error: expect.stringContaining("500"), payload: { detail: "Simulated generation failure" } });
+    expect(hook?.body).toMatchObject({
+      status: FalWebhookStatus.Error,
+      error: expect.stringContaining("500"),
+      payload: { detail: "Simulated generation failure" },
+    });
   });
 
   it("late and lost callbacks: the late one comes after the request completed, the lost one never", async () => {

@@ -18,5 +18,4 @@ export { mapInput } from "./map-input.ts";
 export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";
 export { createFalProvider } from "./fal/fal-provider.ts";
-export { FAL_DEFAULT_INPUT_MAP } from "./fal/fal-input.ts";
-export { FAL_CONTENT_POLICY_TYPE, FAL_QUEUE_BASE, FAL_REQUEST_ID_HEADER, FalQueueStatus, FalWebhookStatus } from "./fal/fal-vocabulary.ts";
+export { FAL_CONTENT_POLICY_TYPE, FAL_REQUEST_ID_HEADER, FalQueueStatus, FalWebhookStatus } from "./fal/fal-vocabulary.ts";

@@ -39,7 +39,10 @@ export function falResultAnswer(job: FalSimJob, result: () => CompletedResult, f
   }));
   switch (job.endpoint) {
     case "images":
-      return { status: 200, body: { images: media, has_nsfw_concepts: media.map(() => policy), prompt: job.input.prompt ?? "", seed: 42, timings: { inference: 0.1 } } };
+      return {
+        status: 200,
+        body: { images: media, has_nsfw_concepts: media.map(() => policy), prompt: job.input.prompt ?? "", seed: 42, timings: { inference: 0.1 } },
+      };
     case "videos":
       return { status: 200, body: { video: media[0] ?? null } };
     case "audio":

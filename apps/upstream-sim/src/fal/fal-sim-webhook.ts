@@ -11,7 +11,13 @@ export async function sendFalWebhook(url: string, requestId: string, answer: Fal
   const ok = answer.status >= 200 && answer.status < 300;
   const body = ok
     ? { request_id: requestId, gateway_request_id: requestId, status: FalWebhookStatus.Ok, payload: answer.body, error: null }
-    : { request_id: requestId, gateway_request_id: requestId, status: FalWebhookStatus.Error, payload: answer.body, error: `Invalid status code: ${answer.status}` };
+    : {
+        request_id: requestId,
+        gateway_request_id: requestId,
+        status: FalWebhookStatus.Error,
+        payload: answer.body,
+        error: `Invalid status code: ${answer.status}`,
+      };
   try {
     const response = await fetch(url, {
       method: "POST",

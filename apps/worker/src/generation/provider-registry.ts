@@ -36,7 +36,7 @@ function adapters(config: Config): Record<ProviderKind, AdapterFactory> {
  * not set, with one line naming the model and the variable: a worker that started anyway would
  * fail every such task at its first submit.
  */
-export function checkProviderCredentials(catalog: Catalog, config: Config): void {
+function checkProviderCredentials(catalog: Catalog, config: Config): void {
   for (const model of catalog.models) {
     for (const route of model.routes) {
       if (!Object.hasOwn(PROVIDER_CREDENTIAL_VARIABLES, route.provider)) continue;
@@ -60,7 +60,9 @@ export function createProviderRegistry(catalog: Catalog, config: Config, factori
     const key = `${route.provider} ${route.upstreamUrl ?? ""}`;
     let provider = instances.get(key);
     if (!provider) {
-      const apiKey = Object.hasOwn(PROVIDER_CREDENTIAL_VARIABLES, route.provider) ? config.providerCredentials[route.provider as CredentialedProvider] : undefined;
+      const apiKey = Object.hasOwn(PROVIDER_CREDENTIAL_VARIABLES, route.provider)
+        ? config.providerCredentials[route.provider as CredentialedProvider]
+        : undefined;
       provider = factories[route.provider]({
         ...(route.upstreamUrl === undefined ? {} : { baseUrl: route.upstreamUrl }),
         ...(apiKey === undefined ? {} : { apiKey }),

@@ -16,7 +16,10 @@ export function causeOfApiError(error: ApiError<unknown>): UpstreamCause {
 export function isContentPolicy(error: ApiError<unknown>): boolean {
   if (error.status !== 422 || error.body === null || typeof error.body !== "object") return false;
   const detail = (error.body as { detail?: unknown }).detail;
-  return Array.isArray(detail) && detail.some((entry: unknown) => entry !== null && typeof entry === "object" && (entry as { type?: unknown }).type === FAL_CONTENT_POLICY_TYPE);
+  return (
+    Array.isArray(detail) &&
+    detail.some((entry: unknown) => entry !== null && typeof entry === "object" && (entry as { type?: unknown }).type === FAL_CONTENT_POLICY_TYPE)
+  );
 }
 
 /** Input fal refused as invalid. */

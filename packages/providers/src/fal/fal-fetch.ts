@@ -17,7 +17,8 @@ export function falErrorText(body: unknown): string | undefined {
   if (typeof detail === "string") return causeMessage(detail);
   if (Array.isArray(detail)) {
     const first: unknown = detail[0];
-    if (first !== null && typeof first === "object" && typeof (first as { msg?: unknown }).msg === "string") return causeMessage((first as { msg: string }).msg);
+    if (first !== null && typeof first === "object" && typeof (first as { msg?: unknown }).msg === "string")
+      return causeMessage((first as { msg: string }).msg);
   }
   return causeMessage(message);
 }
@@ -40,7 +41,11 @@ async function causeOf(response: Response): Promise<UpstreamCause> {
 
 /** A network error's code (ECONNREFUSED, ...), which undici keeps on the error's cause. */
 function networkCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current !== null && typeof current === "object" && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
+  for (
+    let current = error, depth = 0;
+    current !== null && typeof current === "object" && depth < 4;
+    current = (current as { cause?: unknown }).cause, depth++
+  ) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === "string") return code;
   }

@@ -6,7 +6,7 @@ import type { ProviderJob } from "../provider.ts";
  * their names: `prompt`, `text` (text to speech), `voice`, `image_url` (a video's reference image),
  * `quality` and the rest.
  */
-export const FAL_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>> = {
+const FAL_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>> = {
   n: "num_images",
   size: "image_size",
   duration_seconds: "duration",

@@ -66,7 +66,8 @@ export function createFalProvider(options: ProviderOptions): Provider {
       if (reason !== undefined) throw reason;
       if (isApiError(error)) {
         const upstream = causeOfApiError(error);
-        if (isContentPolicy(error)) return { state: "failed", code: Wf.ContentPolicy, stage: "output", ...(upstream.message ? { message: upstream.message } : {}), upstream };
+        if (isContentPolicy(error))
+          return { state: "failed", code: Wf.ContentPolicy, stage: "output", ...(upstream.message ? { message: upstream.message } : {}), upstream };
         // 422 is the model's validation of the input; a 400 here is a canceled or otherwise dead request.
         if (error.status === 422) return failed(Wf.InputRejected, "fal rejected the input", upstream);
         return failed(Wf.UpstreamFailed, "fal request failed", upstream);
