@@ -308,14 +308,11 @@ export interface UpstreamJobRef {
  * this job on this route, never a new one on another.
  */
 export async function recordUpstreamJob(db: Queryable, id: string, job: UpstreamJobRef): Promise<void> {
-  await upstreamStatement(db, "upstream", id, job, new Date());
+  await upstreamStatement(db, "upstream", id, job.upstreamId, job.provider, job.upstreamModel, new Date());
 }
 
-const upstreamStatement = compiledOnce((k, _shape, id: string, job: UpstreamJobRef, now: Date) =>
-  k
-    .updateTable("tasks")
-    .set({ upstream_id: job.upstreamId, upstream_provider: job.provider, upstream_model: job.upstreamModel, updated_at: now })
-    .where("id", "=", id),
+const upstreamStatement = compiledOnce((k, _shape, id: string, upstreamId: string, provider: ProviderKind, upstreamModel: string, now: Date) =>
+  k.updateTable("tasks").set({ upstream_id: upstreamId, upstream_provider: provider, upstream_model: upstreamModel, updated_at: now }).where("id", "=", id),
 );
 
 /**
