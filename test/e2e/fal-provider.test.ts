@@ -89,10 +89,14 @@ describe("fal-served models end to end", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toContain(type);
     }
+    // The route and fal's request, recorded for a worker taking over after a crash and for the console.
+    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    expect(row.upstreamProvider).toBe("fal");
+    expect(row.upstreamId).toMatch(new RegExp(`^${row.upstreamModel}/requests/[0-9a-f-]{36}$`));
   });
 
   test("a 429 with Retry-After at submit is waited out and the task completes", async () => {
-    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", { model: "fal-image-1", prompt: "busy [[up:throttle=1]]" });
+    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", { model: "fal-image-1", prompt: "busy [[up:submit_429=1]]" });
     expect(await stack.waitTerminal(user.auth, submitted.body.id)).toMatchObject({ status: "completed" });
   });
 

@@ -24,8 +24,6 @@ export interface UpDirectives {
   hugeSubmit: boolean;
   /** A broken upstream: every poll answer (still running) padded to 700 MB, or never ending. */
   pollAnswer?: "huge" | "endless";
-  /** Quota: the first N submits of the same input answer 429 with Retry-After. */
-  throttle?: number;
   /** Every status poll answers 500 (the job itself goes on). */
   poll500: boolean;
   /** The completion callback is sent this long after the job finishes. */
@@ -76,7 +74,6 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_submit") found.hugeSubmit = true;
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
-      else if (name === "throttle" && found.throttle === undefined) found.throttle = /^\d{1,4}$/.test(value) ? Number(value) : 1;
       else if (name === "poll_500") found.poll500 = true;
       else if (name === "callback_delay_ms" && found.callbackDelayMs === undefined && /^\d{1,9}$/.test(value)) found.callbackDelayMs = Number(value);
       else if (name === "callback_lost") found.callbackLost = true;

@@ -192,7 +192,7 @@ describe("fal adapter ↔ fal simulator", () => {
   });
 
   it("429 with Retry-After at submit: ProviderUnavailableError with retryAfterMs, one request; the retry then succeeds", async () => {
-    const throttled = job("busy [[up:throttle=1]]");
+    const throttled = job("busy [[up:submit_429=1]]");
     const error = await rejection(provider.submit(throttled));
     expect(error).toBeInstanceOf(ProviderUnavailableError);
     expect(error).toMatchObject({ retryAfterMs: 1000, upstream: { status: 429, message: "Rate limit exceeded" } });

@@ -1,6 +1,15 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, createHttpProvider, hasOutput, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
+import {
+  PolicyViolation,
+  ProviderUnavailableError,
+  UpstreamRejection,
+  createHttpProvider,
+  hasOutput,
+  type Provider,
+  type ProviderJob,
+  type ProviderResult,
+} from "@gen/providers";
 import { createUpstreamSim } from "../src/index.ts";
 
 // The HTTP provider against the real upstream simulator on loopback: every mapping of the

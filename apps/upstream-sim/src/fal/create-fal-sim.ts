@@ -100,10 +100,11 @@ export function createFalSim(options: FalSimOptions = {}): express.Router {
       return;
     }
     const directives = parseUpDirectives(input);
-    if (directives.throttle !== undefined) {
+    // fal's submit carries no reference of ours: the same model and input count as the same job.
+    if (directives.submit429 !== undefined) {
       const key = `${model}\n${JSON.stringify(input)}`;
       const seen = throttled.get(key) ?? 0;
-      if (seen < directives.throttle) {
+      if (seen < directives.submit429) {
         remember(throttled, key, seen + 1, maxJobs);
         res.status(429).set("Retry-After", String(RETRY_AFTER_SECONDS)).json({ detail: "Rate limit exceeded" });
         return;

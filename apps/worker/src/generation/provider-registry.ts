@@ -36,7 +36,7 @@ function adapters(config: Config): Record<ProviderKind, AdapterFactory> {
  * not set, with one line naming the model and the variable: a worker that started anyway would
  * fail every such task at its first submit.
  */
-function checkProviderCredentials(catalog: Catalog, config: Config): void {
+export function checkProviderCredentials(catalog: Catalog, config: Config): void {
   for (const model of catalog.models) {
     for (const route of model.routes) {
       if (!Object.hasOwn(PROVIDER_CREDENTIAL_VARIABLES, route.provider)) continue;

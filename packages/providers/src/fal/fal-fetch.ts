@@ -2,7 +2,7 @@ import { AnswerTooLargeError } from "@gen/capped-body";
 import { createCappedFetch } from "../capped-fetch.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
 import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
-import { parseRetryAfter } from "./retry-after.ts";
+import { parseRetryAfter } from "../retry-after.ts";
 import { FAL_REQUEST_ID_HEADER } from "./fal-vocabulary.ts";
 
 export interface FalFetchOptions {
