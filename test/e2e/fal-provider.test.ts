@@ -13,9 +13,12 @@ import { ledgerHolds, startStack, type Stack } from "./stack.ts";
 
 // Models served by fal: submission through the gateway, the worker's fal adapter against the fal
 // wire simulator (catalog upstreamUrl), outputs stored under CDN_URL, the task's webhook delivered.
+// A submitted webhook_url may not name a port, so the receiver listens on RECEIVER_IP:443 (root
+// only); an address of its own keeps it apart from the other suites' receivers on port 443.
 const HOST = "hooks.test.example";
+const RECEIVER_IP = "127.0.0.45";
 const canBind443 = process.getuid?.() === 0;
-if (!canBind443) console.warn("fal e2e: the webhook delivery test is skipped, binding 127.0.0.1:443 needs root");
+if (!canBind443) console.warn(`fal e2e: the webhook delivery test is skipped, binding ${RECEIVER_IP}:443 needs root`);
 
 let falServer: http.Server;
 let stack: Stack;
@@ -52,11 +55,11 @@ beforeAll(async () => {
   const falBase = `http://127.0.0.1:${(falServer.address() as AddressInfo).port}`;
   falServer.on("request", createUpstreamSim({ publicUrl: falBase }));
   const ca = canBind443 ? await createTestCa("fal e2e CA") : undefined;
-  if (ca) receiver = await startReceiver({ tls: await issueServerCert([HOST], { ca }), host: "127.0.0.1", port: 443 });
-  stack = await startStack({ MODEL_CATALOG: falCatalog(`${falBase}/fal`), FAL_KEY: "e2e-key-id:e2e-key-secret", WEBHOOK_ALLOWED_CIDRS: "127.0.0.1/32" });
+  if (ca) receiver = await startReceiver({ tls: await issueServerCert([HOST], { ca }), host: RECEIVER_IP, port: 443 });
+  stack = await startStack({ MODEL_CATALOG: falCatalog(`${falBase}/fal`), FAL_KEY: "e2e-key-id:e2e-key-secret", WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32` });
   stack.startWorker();
   if (ca)
-    stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: ["127.0.0.1/32"], lookup: resolverFor(HOST, ["127.0.0.1"]), ca: ca.cert }));
+    stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }));
   user = await stack.user();
 });
 

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { MEDIA_ENDPOINTS } from "@gen/domain";
 import { FAL_REQUEST_ID_HEADER, type CompletedResult } from "@gen/providers";
 import { simulateGeneration } from "@gen/simulator";
@@ -102,7 +102,7 @@ export function createFalSim(options: FalSimOptions = {}): express.Router {
     const directives = parseUpDirectives(input);
     // fal's submit carries no reference of ours: the same model and input count as the same job.
     if (directives.submit429 !== undefined) {
-      const key = `${model}\n${JSON.stringify(input)}`;
+      const key = createHash("sha256").update(`${model}\n${JSON.stringify(input)}`).digest("base64url");
       const seen = throttled.get(key) ?? 0;
       if (seen < directives.submit429) {
         remember(throttled, key, seen + 1, maxJobs);
