@@ -59,7 +59,9 @@ beforeAll(async () => {
   stack = await startStack({ MODEL_CATALOG: falCatalog(`${falBase}/fal`), FAL_KEY: "e2e-key-id:e2e-key-secret", WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32` });
   stack.startWorker();
   if (ca)
-    stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }));
+    stack.startDeliveryWorker(
+      createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }),
+    );
   user = await stack.user();
 });
 

@@ -102,7 +102,9 @@ export function createFalSim(options: FalSimOptions = {}): express.Router {
     const directives = parseUpDirectives(input);
     // fal's submit carries no reference of ours: the same model and input count as the same job.
     if (directives.submit429 !== undefined) {
-      const key = createHash("sha256").update(`${model}\n${JSON.stringify(input)}`).digest("base64url");
+      const key = createHash("sha256")
+        .update(`${model}\n${JSON.stringify(input)}`)
+        .digest("base64url");
       const seen = throttled.get(key) ?? 0;
       if (seen < directives.submit429) {
         remember(throttled, key, seen + 1, maxJobs);
