@@ -76,7 +76,10 @@ export function createFalFetch(options: FalFetchOptions): typeof fetch {
       // The caller's own abort is not an upstream fault.
       if (init?.signal?.aborted) throw init.signal.reason ?? error;
       const code = networkCode(error);
-      throw new ProviderUnavailableError(`fal request failed: ${describe(error)}`, { upstream: { message: describe(error), ...(code ? { code } : {}) } });
+      const message = describe(error);
+      throw new ProviderUnavailableError(`fal request failed: ${message}`, {
+        upstream: { message: causeMessage(message) ?? "request failed", ...(code ? { code } : {}) },
+      });
     }
     if (response.status === 429 || response.status >= 500) {
       const upstream = await causeOf(response);
