@@ -133,7 +133,7 @@ describe("fal adapter ↔ fal simulator", () => {
   it("videos: image_url and duration go to the model, video.url comes back", async () => {
     const video = job("a wave", { endpoint: "videos", upstreamModel: VIDEO_MODEL }, { image_url: "https://cdn.example/ref.png", duration_seconds: 2 });
     const { upstreamId } = await provider.submit(video);
-    expect(seen[0]?.body).toEqual({ prompt: "a wave", image_url: "https://cdn.example/ref.png", duration: 2 });
+    expect(seen[0]?.body).toEqual({ prompt: "a wave", image_url: "https://cdn.example/ref.png", duration: "2" });
     const result = await settle(upstreamId);
     if (result.state !== "completed") throw new Error(JSON.stringify(result));
     expect(result.urls).toHaveLength(1);
