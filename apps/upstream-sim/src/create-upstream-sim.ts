@@ -3,6 +3,7 @@ import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
 import { type CompletedResult, UpstreamErrorType, UpstreamJobStatus } from "@gen/providers";
 import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
+import { createFalSim } from "./fal/create-fal-sim.ts";
 import { inferEndpoint } from "./infer-endpoint.ts";
 import { createOpenAISim } from "./openai/create-openai-sim.ts";
 import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "./padded-answer.ts";
@@ -97,6 +98,8 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   app.get("/healthz", (_req, res) => {
     res.json({ ok: true });
   });
+
+  app.use("/fal", createFalSim({ publicUrl: options.publicUrl, defaultDelayMs, now, maxJobs }));
 
   app.post("/v1/jobs", (req, res) => {
     const body: unknown = req.body;

@@ -26,6 +26,12 @@ export interface UpDirectives {
   pollAnswer?: "huge" | "endless";
   /** A broken upstream: the submit answer never ends (for APIs that answer with the result). */
   endlessSubmit: boolean;
+  /** Every status poll answers 500 (the job itself goes on). */
+  poll500: boolean;
+  /** The completion callback is sent this long after the job finishes. */
+  callbackDelayMs?: number;
+  /** The completion callback is never sent. */
+  callbackLost: boolean;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -49,6 +55,8 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     mislabel: false,
     hugeSubmit: false,
     endlessSubmit: false,
+    poll500: false,
+    callbackLost: false,
   };
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
@@ -70,6 +78,9 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
       else if (name === "endless_submit") found.endlessSubmit = true;
+      else if (name === "poll_500") found.poll500 = true;
+      else if (name === "callback_delay_ms" && found.callbackDelayMs === undefined && /^\d{1,9}$/.test(value)) found.callbackDelayMs = Number(value);
+      else if (name === "callback_lost") found.callbackLost = true;
     }
   }
   return found;

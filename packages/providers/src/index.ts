@@ -20,3 +20,5 @@ export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";
 export { createOpenAIProvider } from "./openai/openai-provider.ts";
 export { OPENAI_DEFAULT_BASE_URL, type OpenAIProviderOptions } from "./openai/openai-clients.ts";
+export { createFalProvider } from "./fal/fal-provider.ts";
+export { FAL_CONTENT_POLICY_TYPE, FAL_REQUEST_ID_HEADER, FalQueueStatus, FalWebhookStatus } from "./fal/fal-vocabulary.ts";
