@@ -67,13 +67,14 @@ async function submitImage(key?: string): Promise<string> {
 
 async function rowCounts(taskIds: string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const [table, column] of [
+  const tables: Array<[string, string]> = [
     ["tasks", "id"],
     ["webhook_deliveries", "task_id"],
     ["webhook_attempts", "task_id"],
     ["ledger_entries", "task_id"],
     ["idempotency_keys", "task_id"],
-  ]) {
+  ];
+  for (const [table, column] of tables) {
     const { rows } = await db().$sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = ANY($1)`, [taskIds]);
     counts[table] = rows[0]!.n;
   }
@@ -141,6 +142,7 @@ describe("TASK_RETENTION_DAYS", () => {
     const purged = await purgeFinishedTasks({ db: db(), storage, retention: { taskDays: 30, archive: "storage" } });
 
     expect(purged.tasks).toBe(removed.length);
+    expect(purged.dependents).toBe(1 + 2 + 1);
     expect(await rowCounts(removed)).toEqual({ tasks: 0, webhook_deliveries: 0, webhook_attempts: 0, ledger_entries: 0, idempotency_keys: 0 });
     for (const id of [keyed, hooked]) expect(mediaExists(id)).toBe(false);
     for (const id of kept) expect((await rowCounts([id])).tasks).toBe(1);

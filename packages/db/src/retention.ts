@@ -59,6 +59,8 @@ export interface RemovedTasks {
   ledgerEntries: number;
   /** Carry-forward entries written: one per user whose removed entries did not sum to zero. */
   carried: number;
+  /** The other rows removed with the tasks: webhook deliveries, attempts and idempotency keys. */
+  dependents: number;
 }
 
 /**
@@ -71,23 +73,25 @@ export interface RemovedTasks {
 export async function removeTasks(db: Queryable, ids: readonly string[], options: { cutoff: Date; carry: LedgerKind }): Promise<RemovedTasks> {
   // The idempotency key is found by created_at, which the task's insert gave both rows (one
   // statement, one now()): the table's only index besides (user_id, key).
-  const { rows } = await sql<{ id: string | null; ledgerEntries: number; carried: number }>`WITH
+  const { rows } = await sql<{ id: string | null; ledgerEntries: number; carried: number; dependents: number }>`WITH
     gone AS (DELETE FROM tasks t WHERE t.id = ANY(${ids}::text[]) AND ${expiredGuard(options.cutoff)} RETURNING t.id, t.created_at),
     entries AS (DELETE FROM ledger_entries l USING gone g WHERE l.task_id = g.id RETURNING l.user_id, l.delta),
-    deliveries AS (DELETE FROM webhook_deliveries d USING gone g WHERE d.task_id = g.id),
-    attempts AS (DELETE FROM webhook_attempts a USING gone g WHERE a.task_id = g.id),
-    keys AS (DELETE FROM idempotency_keys k USING gone g WHERE k.created_at = g.created_at AND k.task_id = g.id),
+    deliveries AS (DELETE FROM webhook_deliveries d USING gone g WHERE d.task_id = g.id RETURNING 1),
+    attempts AS (DELETE FROM webhook_attempts a USING gone g WHERE a.task_id = g.id RETURNING 1),
+    keys AS (DELETE FROM idempotency_keys k USING gone g WHERE k.created_at = g.created_at AND k.task_id = g.id RETURNING 1),
     carried AS (
       INSERT INTO ledger_entries (user_id, kind, amount, delta)
       SELECT user_id, ${options.carry}, abs(sum(delta)), sum(delta) FROM entries GROUP BY user_id HAVING sum(delta) <> 0
       RETURNING id
     ),
-    counts AS (SELECT (SELECT count(*) FROM entries)::int AS "ledgerEntries", (SELECT count(*) FROM carried)::int AS carried)
-    SELECT g.id, c."ledgerEntries", c.carried FROM counts c LEFT JOIN gone g ON true`.execute(db.$kysely);
+    counts AS (SELECT (SELECT count(*) FROM entries)::int AS "ledgerEntries", (SELECT count(*) FROM carried)::int AS carried,
+      ((SELECT count(*) FROM deliveries) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM keys))::int AS dependents)
+    SELECT g.id, c."ledgerEntries", c.carried, c.dependents FROM counts c LEFT JOIN gone g ON true`.execute(db.$kysely);
   return {
     taskIds: rows.flatMap((row) => (row.id === null ? [] : [row.id])),
     ledgerEntries: rows[0]?.ledgerEntries ?? 0,
     carried: rows[0]?.carried ?? 0,
+    dependents: rows[0]?.dependents ?? 0,
   };
 }
 

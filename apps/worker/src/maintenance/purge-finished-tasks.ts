@@ -26,6 +26,8 @@ export interface PurgeBatch {
   tasks: number;
   ledgerEntries: number;
   carried: number;
+  /** Webhook deliveries, attempts and idempotency keys removed with the tasks. */
+  dependents: number;
   archiveKeys: string[];
 }
 
@@ -43,7 +45,7 @@ export async function purgeFinishedTasks(deps: PurgeDeps, options: PurgeOptions 
   const maxBatches = options.maxBatches ?? 10;
   const now = options.now ?? new Date();
   const cutoff = new Date(now.getTime() - deps.retention.taskDays * DAY_MS);
-  const total: PurgeBatch = { tasks: 0, ledgerEntries: 0, carried: 0, archiveKeys: [] };
+  const total: PurgeBatch = { tasks: 0, ledgerEntries: 0, carried: 0, dependents: 0, archiveKeys: [] };
   for (let batch = 0; batch < maxBatches; batch++) {
     const expired = await findExpiredTasks(deps.db, { cutoff, limit: batchSize });
     if (expired.length === 0) break;
@@ -54,11 +56,12 @@ export async function purgeFinishedTasks(deps: PurgeDeps, options: PurgeOptions 
       expired.map((task) => task.id),
       cutoff,
     );
-    const done = { tasks: removed.taskIds.length, ledgerEntries: removed.ledgerEntries, carried: removed.carried, archiveKeys };
+    const done = { tasks: removed.taskIds.length, ledgerEntries: removed.ledgerEntries, carried: removed.carried, dependents: removed.dependents, archiveKeys };
     options.onBatch?.(done);
     total.tasks += done.tasks;
     total.ledgerEntries += done.ledgerEntries;
     total.carried += done.carried;
+    total.dependents += done.dependents;
     total.archiveKeys.push(...archiveKeys);
     if (expired.length < batchSize) break;
   }
