@@ -235,9 +235,14 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
   }
 }
 
-/** A random task of the measured user (rows i with i % users = 0). */
+/**
+ * A random task of the measured user (rows i with i % users = 0), among those the purge keeps (the
+ * newest PURGE_DAYS less a day): a poll must find its task before, during and after the purge.
+ */
 function measuredRow(tasks: number): number {
-  return (1 + randomInt(Math.max(1, Math.floor(tasks / DATA_MIX.users)))) * DATA_MIX.users;
+  const first = Math.floor((tasks * Math.max(0, DATA_MIX.spanDays - PURGE_DAYS + 1)) / DATA_MIX.spanDays / DATA_MIX.users);
+  const last = Math.floor(tasks / DATA_MIX.users);
+  return (first + 1 + randomInt(Math.max(1, last - first))) * DATA_MIX.users;
 }
 
 async function tableSizes(client: pg.Client, tasks: number): Promise<TableSize[]> {

@@ -27,14 +27,23 @@ const expiredGuard = (cutoff: Date) => sql<boolean>`t.status = ANY(${CLOSED_STAT
     AND (t.status <> ${TaskStatus.Queued} OR t.discarded_at IS NOT NULL)
     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.task_id = t.id AND d.status = ANY(${OPEN_DELIVERY_STATUSES}::text[]))`;
 
+// One status per branch, each in updated_at order: a range of the (status, updated_at) index read
+// from its oldest end and stopped at the limit. A status list in one scan cannot be read in order,
+// and without an order the planner may read the heap from its start instead (the oldest rows,
+// which earlier batches removed: every batch would pass over more dead space than the last).
+const expiredBranch = (status: TaskStatus, cutoff: Date, limit: number) => sql`(SELECT t.id, t.endpoint, t.updated_at AS "finishedAt" FROM tasks t
+    WHERE t.status = ${status} AND ${expiredGuard(cutoff)} ORDER BY t.updated_at LIMIT ${limit})`;
+
 /**
  * Up to `limit` closed tasks that finished before `cutoff` and whose webhook is not waiting for an
- * attempt, in no particular order: without ORDER BY the index scan stops at the limit, where an
- * order across the three statuses would sort every expired row first.
+ * attempt, oldest first within each status (completed, then failed, then discarded).
  */
 export async function findExpiredTasks(db: Queryable, options: { cutoff: Date; limit: number }): Promise<ExpiredTask[]> {
-  const { rows } = await sql<ExpiredTask>`SELECT t.id, t.endpoint, t.updated_at AS "finishedAt" FROM tasks t
-    WHERE ${expiredGuard(options.cutoff)} LIMIT ${options.limit}`.execute(db.$kysely);
+  const { cutoff, limit } = options;
+  const { rows } = await sql<ExpiredTask>`${sql.join(
+    CLOSED_STATUSES.map((status) => expiredBranch(status, cutoff, limit)),
+    sql` UNION ALL `,
+  )} LIMIT ${limit}`.execute(db.$kysely);
   return rows;
 }
 
@@ -71,14 +80,20 @@ export interface RemovedTasks {
  * them gone and writes nothing. The balance itself does not move, so no user row is locked.
  */
 export async function removeTasks(db: Queryable, ids: readonly string[], options: { cutoff: Date; carry: LedgerKind }): Promise<RemovedTasks> {
-  // The idempotency key is found by created_at, which the task's insert gave both rows (one
-  // statement, one now()): the table's only index besides (user_id, key).
+  // Each table is reached through its task_id index with the removed ids as one array (a hash join
+  // over a whole table is what the planner may pick for a CTE it cannot count). The idempotency key
+  // is found by created_at, which the task's insert gave both rows (one statement, one now()): the
+  // table's only index besides (user_id, key).
   const { rows } = await sql<{ id: string | null; ledgerEntries: number; carried: number; dependents: number }>`WITH
     gone AS (DELETE FROM tasks t WHERE t.id = ANY(${ids}::text[]) AND ${expiredGuard(options.cutoff)} RETURNING t.id, t.created_at),
-    entries AS (DELETE FROM ledger_entries l USING gone g WHERE l.task_id = g.id RETURNING l.user_id, l.delta),
-    deliveries AS (DELETE FROM webhook_deliveries d USING gone g WHERE d.task_id = g.id RETURNING 1),
-    attempts AS (DELETE FROM webhook_attempts a USING gone g WHERE a.task_id = g.id RETURNING 1),
-    keys AS (DELETE FROM idempotency_keys k USING gone g WHERE k.created_at = g.created_at AND k.task_id = g.id RETURNING 1),
+    entries AS (DELETE FROM ledger_entries l WHERE l.task_id = ANY(ARRAY(SELECT id FROM gone)) RETURNING l.user_id, l.delta),
+    deliveries AS (DELETE FROM webhook_deliveries d WHERE d.task_id = ANY(ARRAY(SELECT id FROM gone)) RETURNING 1),
+    attempts AS (DELETE FROM webhook_attempts a WHERE a.task_id = ANY(ARRAY(SELECT id FROM gone)) RETURNING 1),
+    keys AS (
+      DELETE FROM idempotency_keys k
+      WHERE k.created_at = ANY(ARRAY(SELECT created_at FROM gone)) AND k.task_id = ANY(ARRAY(SELECT id FROM gone))
+      RETURNING 1
+    ),
     carried AS (
       INSERT INTO ledger_entries (user_id, kind, amount, delta)
       SELECT user_id, ${options.carry}, abs(sum(delta)), sum(delta) FROM entries GROUP BY user_id HAVING sum(delta) <> 0
