@@ -6,7 +6,7 @@ import type { Storage } from "@gen/storage";
 const CONCURRENCY = 8;
 
 /** The storage prefix of a task's media (store-outputs writes `tasks/<id>/<n>.<ext>`). */
-export const taskMediaPrefix = (taskId: string) => `tasks/${taskId}/`;
+const taskMediaPrefix = (taskId: string) => `tasks/${taskId}/`;
 
 /**
  * Removes the stored media of the tasks whose endpoint stores any (the others have none to look
