@@ -44,11 +44,13 @@ test("HEAD too", async () => {
 });
 
 // The task archive shares the storage directory and holds every user's inputs.
-test.each([`/cdn/${archive}/0.jsonl`, `/cdn/%61rchive/tasks/nosniff-${process.pid}/0.jsonl`, `/cdn/tasks/../${archive}/0.jsonl`, `/cdn/tasks/%2e%2e/${archive}/0.jsonl`])(
-  "the archive is never served: %s answers 404",
-  async (url) => {
-    const res = await request(gw.app).get(url);
-    expect(res.status).toBe(404);
-    expect(res.text).not.toContain("task_1");
-  },
-);
+test.each([
+  `/cdn/${archive}/0.jsonl`,
+  `/cdn/%61rchive/tasks/nosniff-${process.pid}/0.jsonl`,
+  `/cdn/tasks/../${archive}/0.jsonl`,
+  `/cdn/tasks/%2e%2e/${archive}/0.jsonl`,
+])("the archive is never served: %s answers 404", async (url) => {
+  const res = await request(gw.app).get(url);
+  expect(res.status).toBe(404);
+  expect(res.text).not.toContain("task_1");
+});

@@ -106,7 +106,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (taskDays !== undefined && mediaDays !== undefined && mediaDays > taskDays) {
     throw new ConfigError(`MEDIA_RETENTION_DAYS (${mediaDays}) must not exceed TASK_RETENTION_DAYS (${taskDays}): media are removed with their task`);
   }
-  if (config.retention.archive !== "off" && taskDays === undefined) throw new ConfigError("TASK_ARCHIVE needs TASK_RETENTION_DAYS: only removed tasks are archived");
+  if (config.retention.archive !== "off" && taskDays === undefined)
+    throw new ConfigError("TASK_ARCHIVE needs TASK_RETENTION_DAYS: only removed tasks are archived");
   config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
   return config;

@@ -54,7 +54,7 @@ export function createS3Storage(options: S3StorageOptions): Storage {
       checkPrefix(prefix);
       try {
         // A listing page holds at most 1,000 keys, which is also DeleteObjects' limit.
-        for (let token: string | undefined; ; ) {
+        for (let token: string | undefined; ;) {
           const page = await client.send(new ListObjectsV2Command({ Bucket: options.bucket, Prefix: prefix, ContinuationToken: token }), {
             abortSignal: AbortSignal.timeout(timeoutMs),
           });
@@ -64,7 +64,8 @@ export function createS3Storage(options: S3StorageOptions): Storage {
               abortSignal: AbortSignal.timeout(timeoutMs),
             });
             const failed = deleted.Errors ?? [];
-            if (failed.length > 0) throw new StorageError(`${failed.length} objects were not deleted, first ${failed[0]?.Key}: ${failed[0]?.Code} ${failed[0]?.Message}`);
+            if (failed.length > 0)
+              throw new StorageError(`${failed.length} objects were not deleted, first ${failed[0]?.Key}: ${failed[0]?.Code} ${failed[0]?.Message}`);
           }
           if (!page.IsTruncated || !page.NextContinuationToken) break;
           token = page.NextContinuationToken;
