@@ -30,6 +30,7 @@ import { readTask } from "../apps/gateway/src/services/read-task.ts";
 import { reconcileDeliveries } from "../apps/worker/src/delivery/index.ts";
 import { reconcileTasks } from "../apps/worker/src/reconcile-tasks.ts";
 import { purgeFinishedTasks, type PurgeBatch } from "../apps/worker/src/maintenance/purge-finished-tasks.ts";
+import { removeExpiredMedia } from "../apps/worker/src/maintenance/remove-expired-media.ts";
 import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import { startApp } from "../test/faults/support/app-process.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
@@ -161,6 +162,7 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
         // One batch of 1,000 a run, as the worker's job does (its media removal finds no files here).
         "purge finished tasks": () => purgeFinishedTasks({ db, storage, retention: { taskDays: PURGE_DAYS, archive: "off" } }, { maxBatches: 1 }),
+        "remove expired media": () => removeExpiredMedia({ db, storage, retention: { mediaDays: PURGE_DAYS } }, { maxBatches: 1 }),
       };
       const times: Record<string, number> = {};
       for (const [name, run] of Object.entries(callers)) {

@@ -206,6 +206,8 @@ describe("TASK_RETENTION_DAYS", () => {
       { batchSize: 2, maxBatches: 2, onBatch: (b) => batches.push(b) },
     );
     expect(batches.map((b) => b.tasks)).toEqual([2, 2]);
+    // One carry-forward row per user, whatever the number of batches: each replaces the last.
+    expect(batches.map((b) => b.carried)).toEqual([1, 1]);
     expect(first.tasks).toBe(4);
     expect((await rowCounts(ids)).tasks).toBe(1);
     expect((await purgeFinishedTasks({ db: db(), storage, retention: { taskDays: 30, archive: "off" } }, { batchSize: 2 })).tasks).toBe(1);
@@ -242,6 +244,14 @@ describe("TASK_RETENTION_DAYS", () => {
     expect(await checkLedger(db(), { userId: user.userId })).toEqual([]);
     expect(await readTaskLedgers(db(), { userId: user.userId, after: "", limit: 100 })).not.toContainEqual(expect.objectContaining({ taskId: ids[0] }));
     expect(await findExpiredTasks(db(), { cutoff: new Date(Date.now() - 30 * 86_400_000), limit: 10 })).toEqual([]);
+    // A last run gathers whatever carry-forward rows the concurrent ones left into one.
+    const single = await finishedTasks(1, 2);
+    await age(single, 40);
+    await purgeFinishedTasks(deps);
+    const carryRows = await db().$sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_entries WHERE user_id = $1 AND kind = 'carry_forward'`, [
+      user.userId,
+    ]);
+    expect(carryRows.rows[0]!.n).toBe(1);
   });
 });
 

@@ -64,9 +64,9 @@ export async function readTaskRecords(db: Queryable, ids: readonly string[]): Pr
 export interface RemovedTasks {
   /** The tasks removed (the guard may have kept some of those asked for). */
   taskIds: string[];
-  /** Their ledger entries, removed with them. */
+  /** Their ledger entries, removed with them (the carry-forward entries replaced are not counted). */
   ledgerEntries: number;
-  /** Carry-forward entries written: one per user whose removed entries did not sum to zero. */
+  /** Carry-forward entries written: one per user whose removed entries (with their earlier carry-forward) did not sum to zero. */
   carried: number;
   /** The other rows removed with the tasks: webhook deliveries, attempts and idempotency keys. */
   dependents: number;
@@ -74,10 +74,14 @@ export interface RemovedTasks {
 
 /**
  * Removes the tasks among `ids` that still pass the guard, with their delivery, attempts,
- * idempotency key and ledger entries, and writes one `carry` entry per user with the sum of the
- * removed entries' deltas (amount: its magnitude), so that a balance still equals the sum of its
- * ledger. ONE statement: all of it or nothing, and a concurrent removal of the same tasks finds
- * them gone and writes nothing. The balance itself does not move, so no user row is locked.
+ * idempotency key and ledger entries, and replaces each of their users' earlier `carry` entries
+ * with one whose delta is the sum of all the entries removed (amount: its magnitude), so that a
+ * balance still equals the sum of its ledger and a user keeps one carry entry however many batches
+ * removed their tasks (one per batch would leave nearly a row per removed task when a batch's
+ * tasks belong to as many users). ONE statement: all of it or nothing. Two statements at once on
+ * the same user each replace only what they removed (the later one finds the earlier carry row
+ * gone and does not count it), so the sum holds and the user briefly has two carry rows. The
+ * balance itself does not move, so no user row is locked.
  */
 export async function removeTasks(db: Queryable, ids: readonly string[], options: { cutoff: Date; carry: LedgerKind }): Promise<RemovedTasks> {
   // Each table is reached through its task_id index with the removed ids as one array (a hash join
@@ -94,9 +98,15 @@ export async function removeTasks(db: Queryable, ids: readonly string[], options
       WHERE k.created_at = ANY(ARRAY(SELECT created_at FROM gone)) AND k.task_id = ANY(ARRAY(SELECT id FROM gone))
       RETURNING 1
     ),
+    earlier AS (
+      DELETE FROM ledger_entries c
+      WHERE c.kind = ${sql.lit(options.carry)} AND c.task_id IS NULL AND c.user_id = ANY(ARRAY(SELECT DISTINCT user_id FROM entries))
+      RETURNING c.user_id, c.delta
+    ),
     carried AS (
       INSERT INTO ledger_entries (user_id, kind, amount, delta)
-      SELECT user_id, ${options.carry}, abs(sum(delta)), sum(delta) FROM entries GROUP BY user_id HAVING sum(delta) <> 0
+      SELECT user_id, ${options.carry}, abs(sum(delta)), sum(delta) FROM (SELECT user_id, delta FROM entries UNION ALL SELECT user_id, delta FROM earlier) m
+      GROUP BY user_id HAVING sum(delta) <> 0
       RETURNING id
     ),
     counts AS (SELECT (SELECT count(*) FROM entries)::int AS "ledgerEntries", (SELECT count(*) FROM carried)::int AS carried,
