@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { findExpiredTasks, readTaskLedgers } from "@gen/db";
 import { newTaskId } from "@gen/ids";

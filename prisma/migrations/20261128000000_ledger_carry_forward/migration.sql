@@ -1,5 +1,5 @@
--- Task retention removes a finished task's ledger rows with it and writes one `carry_forward` row
--- per user and removed batch, whose delta is the sum of the removed rows' deltas, so a balance
+-- Task retention removes a finished task's ledger rows with it and keeps one `carry_forward` row
+-- per user, whose delta is the sum of every removed row's delta, so a balance
 -- still equals SUM(delta) (docs/operations.md#retention-and-archive). The kind list grows by that
 -- value. The constraint is replaced NOT VALID (a moment's ACCESS EXCLUSIVE lock, no scan). The next
 -- migration validates the existing rows under a lock that lets reads and writes go on.
