@@ -62,7 +62,7 @@ export interface Config {
 }
 
 /** How long finished tasks and their media are kept; undefined keeps them for ever (the default). */
-export interface RetentionConfig {
+interface RetentionConfig {
   /** TASK_RETENTION_DAYS: finished tasks are removed this many days after they finished, with everything that references them. */
   taskDays: number | undefined;
   /** MEDIA_RETENTION_DAYS: a finished task's stored media are removed this many days after it finished; the task row stays. */
