@@ -85,7 +85,7 @@ interface PurgeMeasured {
   seconds: number;
   batches: number;
   tasks: number;
-  /** Tasks, ledger entries, deliveries, attempts and keys removed, minus the carry-forward rows written. */
+  /** Tasks, ledger rows, deliveries, attempts and keys removed, minus the carry-forward rows written: the net rows gone. */
   rows: number;
   carried: number;
   /** The slowest batch (find + remove), ms. */
@@ -465,7 +465,7 @@ const totalPerTask = loaded.sizes.reduce((sum, s) => sum + s.bytesPerTask, 0);
 lines.push(`| all | | | ${mb(loaded.sizes.reduce((sum, s) => sum + s.totalBytes, 0))} | | | | ${totalPerTask.toFixed(0)} |`);
 const p = purged;
 lines.push(
-  `\nTask retention (TASK_RETENTION_DAYS=${p.retentionDays} of ${DATA_MIX.spanDays} days loaded, ${TASKS.toLocaleString("en-US")} tasks): ${p.tasks.toLocaleString("en-US")} tasks and ${p.rows.toLocaleString("en-US")} rows in all removed in ${p.seconds.toFixed(1)} s (${p.batches} batches of up to 1,000 tasks, slowest ${p.slowestBatchMs.toFixed(0)} ms): **${(p.tasks / p.seconds).toFixed(0)} tasks/s, ${(p.rows / p.seconds).toFixed(0)} rows/s**; ${p.carried} carry-forward rows written`,
+  `\nTask retention (TASK_RETENTION_DAYS=${p.retentionDays} of ${DATA_MIX.spanDays} days loaded, ${TASKS.toLocaleString("en-US")} tasks): ${p.tasks.toLocaleString("en-US")} tasks and ${p.rows.toLocaleString("en-US")} rows in all removed in ${p.seconds.toFixed(1)} s (${p.batches} batches of up to 1,000 tasks, slowest ${p.slowestBatchMs.toFixed(0)} ms): **${(p.tasks / p.seconds).toFixed(0)} tasks/s, ${(p.rows / p.seconds).toFixed(0)} rows/s**; ${p.carried} carry-forward rows written (each replacing the user's last)`,
 );
 lines.push(`\n| polls through the gateway (${POLL_LANES} at a time, submissions one at a time) | polls | p50 | p99 | submissions |`, "|---|---|---|---|---|");
 for (const [name, run] of [

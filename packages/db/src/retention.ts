@@ -64,7 +64,7 @@ export async function readTaskRecords(db: Queryable, ids: readonly string[]): Pr
 export interface RemovedTasks {
   /** The tasks removed (the guard may have kept some of those asked for). */
   taskIds: string[];
-  /** Their ledger entries, removed with them (the carry-forward entries replaced are not counted). */
+  /** Ledger rows removed: the tasks' entries and their users' earlier carry-forward rows. */
   ledgerEntries: number;
   /** Carry-forward entries written: one per user whose removed entries (with their earlier carry-forward) did not sum to zero. */
   carried: number;
@@ -109,7 +109,7 @@ export async function removeTasks(db: Queryable, ids: readonly string[], options
       GROUP BY user_id HAVING sum(delta) <> 0
       RETURNING id
     ),
-    counts AS (SELECT (SELECT count(*) FROM entries)::int AS "ledgerEntries", (SELECT count(*) FROM carried)::int AS carried,
+    counts AS (SELECT ((SELECT count(*) FROM entries) + (SELECT count(*) FROM earlier))::int AS "ledgerEntries", (SELECT count(*) FROM carried)::int AS carried,
       ((SELECT count(*) FROM deliveries) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM keys))::int AS dependents)
     SELECT g.id, c."ledgerEntries", c.carried, c.dependents FROM counts c LEFT JOIN gone g ON true`.execute(db.$kysely);
   return {
