@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import path from "node:path";
 import { findExpiredTasks, readTaskLedgers } from "@gen/db";
 import { newTaskId } from "@gen/ids";
@@ -168,6 +170,9 @@ describe("TASK_RETENTION_DAYS", () => {
     expect(carried.rows[0]!.delta).toBeLessThan(0);
     expect(carried.rows[0]!.amount).toBe(-carried.rows[0]!.delta);
     expect(await checkLedger(db(), { userId: user.userId })).toEqual([]);
+    // The operator's command, as documented, on the whole database: silent, exit 0.
+    const check = await promisify(execFile)("pnpm", ["admin", "ledger-check"], { env: { ...process.env, DATABASE_URL: stack.env.DATABASE_URL } });
+    expect(check.stdout).toBe("");
 
     // The archive: one line per removed task, with what named it, under the day it finished.
     expect(purged.archiveKeys.length).toBeGreaterThanOrEqual(1);
