@@ -4,7 +4,11 @@
 // rounds, so that other load on the machine hits both alike), the time of every reconciler's run and of
 // each statement it sends (captured from @gen/db and replayed under EXPLAIN ANALYZE), the plans,
 // and bytes per task in each table. Fails if a plan reads a big table sequentially or filters away
-// most of what it reads. DATA_TASKS=n to choose the size; BENCH_QUICK=1 for 100,000.
+// most of what it reads. Then task retention on the loaded database: the tasks older than
+// PURGE_DAYS (default 15 of the 30 days loaded: half of them) removed by the maintenance step while
+// polls and submissions run through the gateway: rows removed per second, poll p99 during the
+// purge against before it, table sizes before, after and after a plain VACUUM. DATA_TASKS=n to
+// choose the size; BENCH_QUICK=1 for 100,000.
 import { once } from "node:events";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -13,6 +17,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import pg from "pg";
 import { loadConfig } from "@gen/config";
 import { createDatabase, purgeExpiredIdempotencyKeys, readDelivery, type Database } from "@gen/db";
+import { createLocalStorage } from "@gen/storage";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
 // The gateway's own poll statements, run in-process to capture them: nothing here is shared code.
@@ -24,6 +29,8 @@ import { authenticateKey } from "../apps/gateway/src/services/authenticate-key.t
 import { readTask } from "../apps/gateway/src/services/read-task.ts";
 import { reconcileDeliveries } from "../apps/worker/src/delivery/index.ts";
 import { reconcileTasks } from "../apps/worker/src/reconcile-tasks.ts";
+import { purgeFinishedTasks, type PurgeBatch } from "../apps/worker/src/maintenance/purge-finished-tasks.ts";
+import { removeExpiredMedia } from "../apps/worker/src/maintenance/remove-expired-media.ts";
 import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import { startApp } from "../test/faults/support/app-process.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
@@ -41,6 +48,9 @@ const POLL_ROUNDS = 4;
 const RUNS = 5;
 // A plan may filter this many rows on the way to its answer before it counts as a scan in disguise.
 const MAX_ROWS_REMOVED = 50_000;
+// Retention for the purge figure: of the 30 days loaded, the older half goes.
+const PURGE_DAYS = Number(process.env.PURGE_DAYS ?? 15);
+const PURGE_BASELINE_MS = quick ? 10_000 : 30_000;
 const log = (message: string) => process.stdout.write(`[${new Date().toISOString()}] ${message}\n`);
 
 interface Statement {
@@ -70,6 +80,24 @@ interface Measured {
   statements: Array<{ caller: string; sql: string; ms: number; plan: string; problems: string[] }>;
 }
 
+interface PurgeMeasured {
+  retentionDays: number;
+  seconds: number;
+  batches: number;
+  tasks: number;
+  /** Tasks, ledger rows, deliveries, attempts and keys removed, minus the carry-forward rows written: the net rows gone. */
+  rows: number;
+  carried: number;
+  /** The slowest batch (find + remove), ms. */
+  slowestBatchMs: number;
+  baseline: { p50: number; p99: number; count: number; submitted: number };
+  during: { p50: number; p99: number; count: number; submitted: number };
+  before: TableSize[];
+  after: TableSize[];
+  vacuumed: TableSize[];
+  vacuumSeconds: number;
+}
+
 interface Prepared {
   label: string;
   tasks: number;
@@ -79,6 +107,8 @@ interface Prepared {
   poller: Poller;
   /** Runs the poll statements, the reconcilers and the purge as the code does, then EXPLAINs what they sent. */
   statements(): Promise<Pick<Measured, "callers" | "statements">>;
+  /** Task retention at PURGE_DAYS under poll and submission load (bench/README.md "Task retention at scale"). */
+  purge(): Promise<PurgeMeasured>;
   close(): Promise<void>;
 }
 
@@ -93,6 +123,7 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
   const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", "request");
   const storageDir = mkdtempSync(path.join(os.tmpdir(), "bench-data-"));
   const client = new pg.Client({ connectionString: database.url });
+  const storage = createLocalStorage({ dir: storageDir, cdnUrl: "http://127.0.0.1/cdn" });
   let poller: Poller | undefined;
   const close = async () => {
     await poller?.stop();
@@ -129,6 +160,9 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
         "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
         "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
+        // One batch of 1,000 a run, as the worker's job does (its media removal finds no files here).
+        "purge finished tasks": () => purgeFinishedTasks({ db, storage, retention: { taskDays: PURGE_DAYS, archive: "off" } }, { maxBatches: 1 }),
+        "remove expired media": () => removeExpiredMedia({ db, storage, retention: { mediaDays: PURGE_DAYS } }, { maxBatches: 1 }),
       };
       const times: Record<string, number> = {};
       for (const [name, run] of Object.entries(callers)) {
@@ -152,16 +186,65 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
       }
       return { callers: times, statements: explained };
     };
-    return { label, tasks, loadSeconds, steps, sizes, poller, statements, close };
+    const purge = async (): Promise<PurgeMeasured> => {
+      const before = await tableSizes(client, tasks);
+      log(`  ${label}: polls and submissions for ${PURGE_BASELINE_MS / 1000} s without a purge`);
+      const baseline = await poller!.during(new Promise((resolve) => setTimeout(resolve, PURGE_BASELINE_MS)));
+      log(`  ${label}: purge of the tasks finished more than ${PURGE_DAYS} days ago, polls and submissions running`);
+      const batches: Array<PurgeBatch & { ms: number }> = [];
+      let batchStarted = performance.now();
+      const started = performance.now();
+      const purging = purgeFinishedTasks(
+        { db, storage, retention: { taskDays: PURGE_DAYS, archive: "off" } },
+        {
+          maxBatches: Number.MAX_SAFE_INTEGER,
+          onBatch: (batch) => {
+            const now = performance.now();
+            batches.push({ ...batch, ms: now - batchStarted });
+            batchStarted = now;
+            if (batches.length % 100 === 0) log(`    ${batches.length} batches, ${((now - started) / 1000).toFixed(0)} s`);
+          },
+        },
+      );
+      const during = await poller!.during(purging);
+      const result = await purging;
+      const seconds = (performance.now() - started) / 1000;
+      const after = await tableSizes(client, tasks);
+      const vacuumStarted = performance.now();
+      await client.query(`VACUUM ${LOADED_TABLES.map((table) => `"${table}"`).join(", ")}`);
+      const vacuumSeconds = (performance.now() - vacuumStarted) / 1000;
+      const vacuumed = await tableSizes(client, tasks);
+      return {
+        retentionDays: PURGE_DAYS,
+        seconds,
+        batches: batches.length,
+        tasks: result.tasks,
+        rows: result.tasks + result.ledgerEntries + result.dependents - result.carried,
+        carried: result.carried,
+        slowestBatchMs: Math.max(0, ...batches.map((batch) => batch.ms)),
+        baseline: latencies(baseline),
+        during: latencies(during),
+        before,
+        after,
+        vacuumed,
+        vacuumSeconds,
+      };
+    };
+    return { label, tasks, loadSeconds, steps, sizes, poller, statements, purge, close };
   } catch (error) {
     await close();
     throw error;
   }
 }
 
-/** A random task of the measured user (rows i with i % users = 0). */
+/**
+ * A random task of the measured user (rows i with i % users = 0), among those the purge keeps (the
+ * newest PURGE_DAYS less a day): a poll must find its task before, during and after the purge.
+ */
 function measuredRow(tasks: number): number {
-  return (1 + randomInt(Math.max(1, Math.floor(tasks / DATA_MIX.users)))) * DATA_MIX.users;
+  const first = Math.floor((tasks * Math.max(0, DATA_MIX.spanDays - PURGE_DAYS + 1)) / DATA_MIX.spanDays / DATA_MIX.users);
+  const last = Math.floor(tasks / DATA_MIX.users);
+  return (first + 1 + randomInt(Math.max(1, last - first))) * DATA_MIX.users;
 }
 
 async function tableSizes(client: pg.Client, tasks: number): Promise<TableSize[]> {
@@ -187,7 +270,13 @@ async function tableSizes(client: pg.Client, tasks: number): Promise<TableSize[]
 interface Poller {
   /** `count` polls, POLL_LANES at a time: each one's latency, and the CPU of the gateway and PostgreSQL over them. */
   round(count: number): Promise<{ times: number[]; cpu: CpuSample }>;
+  /** Polls POLL_LANES at a time and submissions one at a time until `until` settles. */
+  during(until: Promise<unknown>): Promise<{ times: number[]; submitted: number }>;
   stop(): Promise<void>;
+}
+
+function latencies(run: { times: number[]; submitted: number }): PurgeMeasured["baseline"] {
+  return { p50: percentile(run.times, 50), p99: percentile(run.times, 99), count: run.times.length, submitted: run.submitted };
 }
 
 /** GET /api/v1/tasks/{id} (half with include=webhook) of random tasks of one user, through a real gateway process. */
@@ -203,6 +292,8 @@ async function startPoller(databaseUrl: string, prefix: string, storageDir: stri
     GATEWAY_METRICS_PORT: "0",
     POLL_RATE_PER_SEC: "100000",
     POLL_RATE_BURST: "100000",
+    SUBMIT_RATE_PER_SEC: "100000",
+    SUBMIT_RATE_BURST: "100000",
     LOG_LEVEL: "warn",
   });
   const one = async () => {
@@ -212,6 +303,15 @@ async function startPoller(databaseUrl: string, prefix: string, storageDir: stri
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`poll answered ${res.status}`);
     return performance.now() - started;
+  };
+  const submit = async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/detect`, {
+      method: "POST",
+      headers: { Authorization: auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ model: "sim-detect-1", text: `A paragraph submitted during the purge ${randomInt(1e9)}.` }),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 202) throw new Error(`submission answered ${res.status}`);
   };
   return {
     async round(count) {
@@ -223,6 +323,28 @@ async function startPoller(databaseUrl: string, prefix: string, storageDir: stri
         }),
       );
       return { times, cpu: stop() };
+    },
+    async during(until) {
+      let done = false;
+      const finished = until.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      const times: number[] = [];
+      let submitted = 0;
+      await Promise.all([
+        ...Array.from({ length: POLL_LANES }, async () => {
+          while (!done) times.push(await one());
+        }),
+        (async () => {
+          while (!done) {
+            await submit();
+            submitted++;
+          }
+        })(),
+        finished,
+      ]);
+      return { times, submitted };
     },
     stop: () => gateway.kill("SIGTERM"),
   };
@@ -281,6 +403,7 @@ process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
 const emptyDb = await prepare("empty", EMPTY_TASKS);
 let empty: Measured;
 let loaded: Measured;
+let purged: PurgeMeasured;
 try {
   const loadedDb = await prepare("loaded", TASKS);
   try {
@@ -309,6 +432,7 @@ try {
     });
     empty = measured(emptyDb, emptyPoll, await emptyDb.statements());
     loaded = measured(loadedDb, loadedPoll, await loadedDb.statements());
+    purged = await loadedDb.purge();
   } finally {
     await loadedDb.close();
   }
@@ -339,6 +463,28 @@ for (const s of loaded.sizes)
   );
 const totalPerTask = loaded.sizes.reduce((sum, s) => sum + s.bytesPerTask, 0);
 lines.push(`| all | | | ${mb(loaded.sizes.reduce((sum, s) => sum + s.totalBytes, 0))} | | | | ${totalPerTask.toFixed(0)} |`);
+const p = purged;
+lines.push(
+  `\nTask retention (TASK_RETENTION_DAYS=${p.retentionDays} of ${DATA_MIX.spanDays} days loaded, ${TASKS.toLocaleString("en-US")} tasks): ${p.tasks.toLocaleString("en-US")} tasks and ${p.rows.toLocaleString("en-US")} rows in all removed in ${p.seconds.toFixed(1)} s (${p.batches} batches of up to 1,000 tasks, slowest ${p.slowestBatchMs.toFixed(0)} ms): **${(p.tasks / p.seconds).toFixed(0)} tasks/s, ${(p.rows / p.seconds).toFixed(0)} rows/s**; ${p.carried} carry-forward rows written (each replacing the user's last)`,
+);
+lines.push(`\n| polls through the gateway (${POLL_LANES} at a time, submissions one at a time) | polls | p50 | p99 | submissions |`, "|---|---|---|---|---|");
+for (const [name, run] of [
+  [`without a purge (${PURGE_BASELINE_MS / 1000} s)`, p.baseline],
+  ["during the purge", p.during],
+] as const)
+  lines.push(`| ${name} | ${run.count} | ${run.p50.toFixed(2)} ms | ${run.p99.toFixed(2)} ms | ${run.submitted} |`);
+lines.push(`| p99 ratio, during / without | | | ${(p.during.p99 / p.baseline.p99).toFixed(2)} | |`);
+lines.push(
+  `\n| table | rows before | rows after | size before | after the purge | after VACUUM (${p.vacuumSeconds.toFixed(1)} s) |`,
+  "|---|---|---|---|---|---|",
+);
+for (const before of p.before) {
+  const after = p.after.find((s) => s.table === before.table)!;
+  const vacuumed = p.vacuumed.find((s) => s.table === before.table)!;
+  lines.push(
+    `| ${before.table} | ${before.rows.toLocaleString("en-US")} | ${after.rows.toLocaleString("en-US")} | ${mb(before.totalBytes)} | ${mb(after.totalBytes)} | ${mb(vacuumed.totalBytes)} |`,
+  );
+}
 lines.push(`\nStatements at ${TASKS.toLocaleString("en-US")} tasks (execution time from EXPLAIN ANALYZE; empty database in brackets):`);
 for (const [i, s] of loaded.statements.entries()) {
   const before = empty.statements.find((e) => e.sql === s.sql);
@@ -354,7 +500,7 @@ const dir = path.join(REPO_ROOT, "bench/results");
 mkdirSync(dir, { recursive: true });
 writeFileSync(
   path.join(dir, `data-scale-${quick ? "quick" : "latest"}.json`),
-  `${JSON.stringify({ date: new Date().toISOString(), tasks: TASKS, mix: DATA_MIX, empty, loaded }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), tasks: TASKS, mix: DATA_MIX, empty, loaded, purged }, null, 2)}\n`,
 );
 const problems = loaded.statements.filter((s) => s.problems.length > 0);
 if (problems.length > 0) {

@@ -1,3 +1,4 @@
+import path from "node:path";
 import express from "express";
 import { createConsoleRouter } from "@gen/console";
 import { ApiError, Err } from "@gen/errors";
@@ -43,7 +44,9 @@ export function createApp(deps: GatewayDeps): express.Express {
   // Providers' webhooks (UPSTREAM_CALLBACK_URL): outside /api, no API key, the token is the credential.
   app.use(upstreamCallbackRoutes(deps));
   // Stored media may hold upstream-chosen bytes: a browser must never sniff them into HTML/script.
-  app.use("/cdn", noSniff, express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
+  // Only media (`tasks/<id>/...`) are served: the task archive (`archive/`, TASK_ARCHIVE) lives in
+  // the same directory and holds every user's inputs, so it must never be reachable from here.
+  app.use("/cdn/tasks", noSniff, express.static(path.join(deps.config.storage.dir, "tasks"), { fallthrough: true, index: false, dotfiles: "deny" }));
   // Off with CONSOLE_ON_GATEWAY=false, when `pnpm start:console` serves it on a private listener.
   if (deps.config.console.onGateway) app.use("/console", createConsoleRouter(deps, { baseUrl: deps.config.baseUrl }));
   app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));

@@ -18,6 +18,8 @@ import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
 import { createMaintenanceWorker } from "./maintenance/create-maintenance-worker.ts";
+import { purgeFinishedTasks } from "./maintenance/purge-finished-tasks.ts";
+import { removeExpiredMedia } from "./maintenance/remove-expired-media.ts";
 import { reconcileTasks } from "./reconcile-tasks.ts";
 
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -60,11 +62,18 @@ async function main(): Promise<void> {
 
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const every = config.reconcileIntervalMs;
+  const { taskDays, mediaDays, archive } = config.retention;
   const maintenance = await createMaintenanceWorker({
     queue: maintenanceQueue,
     connection: redis,
     prefix: config.queuePrefix,
-    intervals: { [MAINTENANCE_JOBS.reconcileTasks]: every, [MAINTENANCE_JOBS.reconcileDeliveries]: every, [MAINTENANCE_JOBS.purgeIdempotencyKeys]: every },
+    intervals: {
+      [MAINTENANCE_JOBS.reconcileTasks]: every,
+      [MAINTENANCE_JOBS.reconcileDeliveries]: every,
+      [MAINTENANCE_JOBS.purgeIdempotencyKeys]: every,
+      ...(taskDays === undefined ? {} : { [MAINTENANCE_JOBS.purgeFinishedTasks]: every }),
+      ...(mediaDays === undefined ? {} : { [MAINTENANCE_JOBS.removeExpiredMedia]: every }),
+    },
     logger,
     runs: {
       [MAINTENANCE_JOBS.reconcileTasks]: async () => {
@@ -78,6 +87,29 @@ async function main(): Promise<void> {
         const purged = await purgeExpiredIdempotencyKeys(db);
         if (purged > 0) logger.info("purged expired idempotency keys", { count: purged });
       },
+      ...(taskDays === undefined
+        ? {}
+        : {
+            [MAINTENANCE_JOBS.purgeFinishedTasks]: async () => {
+              const purged = await purgeFinishedTasks({ db, storage, retention: { taskDays, archive } });
+              if (purged.tasks > 0) {
+                logger.info("removed tasks past their retention", {
+                  count: purged.tasks,
+                  ledger_entries: purged.ledgerEntries,
+                  carried_forward: purged.carried,
+                  archive_files: purged.archiveKeys.length,
+                });
+              }
+            },
+          }),
+      ...(mediaDays === undefined
+        ? {}
+        : {
+            [MAINTENANCE_JOBS.removeExpiredMedia]: async () => {
+              const removed = await removeExpiredMedia({ db, storage, retention: { mediaDays } });
+              if (removed > 0) logger.info("removed media past their retention", { tasks: removed });
+            },
+          }),
     },
   });
   logger.info("worker started", { queue_prefix: config.queuePrefix, concurrency: config.workerConcurrency });

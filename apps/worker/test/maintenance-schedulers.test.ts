@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createLogger } from "@gen/logger";
-import { MAINTENANCE_JOBS, QUEUE_NAMES, createQueue, createRedis, type MaintenanceJobData, type MaintenanceJobName } from "@gen/queues";
+import { MAINTENANCE_JOBS, QUEUE_NAMES, createQueue, createRedis, scheduleMaintenance, type MaintenanceJobData, type MaintenanceJobName } from "@gen/queues";
 import { createMaintenanceWorker, type MaintenanceWorker } from "../src/maintenance/create-maintenance-worker.ts";
 
 const prefix = `test_${randomBytes(4).toString("hex")}`;
@@ -97,3 +97,20 @@ test("a job on the maintenance queue that names no periodic job runs nothing", a
   await queue.close();
   connection.disconnect();
 }, 20_000);
+
+test("a periodic job left out of the intervals (retention not set) is not scheduled, and its scheduler from an earlier start goes", async () => {
+  const connection = createRedis("redis://127.0.0.1:6379", "blocking");
+  const ownPrefix = `${prefix}_retention`;
+  const queue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, connection, ownPrefix);
+  try {
+    await scheduleMaintenance(queue, Object.fromEntries(NAMES.map((name) => [name, 60_000])));
+    expect((await queue.getJobSchedulers()).map((s) => s.key).sort()).toEqual([...NAMES].sort());
+    const without = NAMES.filter((name) => name !== MAINTENANCE_JOBS.purgeFinishedTasks && name !== MAINTENANCE_JOBS.removeExpiredMedia);
+    await scheduleMaintenance(queue, Object.fromEntries(without.map((name) => [name, 60_000])));
+    expect((await queue.getJobSchedulers()).map((s) => s.key).sort()).toEqual([...without].sort());
+  } finally {
+    await queue.obliterate({ force: true });
+    await queue.close();
+    connection.disconnect();
+  }
+});

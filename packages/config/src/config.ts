@@ -66,6 +66,7 @@ export interface Config {
   /** Attempts in flight for one customer (task owner), all its receivers together, across the whole fleet, before the rest go to the slow lane (WEBHOOK_CUSTOMER_CONCURRENCY). */
   webhookCustomerConcurrency: number;
   reconcileIntervalMs: number;
+  retention: RetentionConfig;
   /** Port of the worker's Prometheus endpoint (GET /metrics); 0 turns it off. */
   workerMetricsPort: number;
   /** Port of the gateway's Prometheus endpoint, apart from the public API listener; 0 turns it off. */
@@ -81,6 +82,16 @@ export interface UpstreamCallbackConfig {
   /** An http(s) base without query or fragment, no trailing slash. */
   url: string;
   secret: string;
+}
+
+/** How long finished tasks and their media are kept; undefined keeps them for ever (the default). */
+interface RetentionConfig {
+  /** TASK_RETENTION_DAYS: finished tasks are removed this many days after they finished, with everything that references them. */
+  taskDays: number | undefined;
+  /** MEDIA_RETENTION_DAYS: a finished task's stored media are removed this many days after it finished; the task row stays. */
+  mediaDays: number | undefined;
+  /** TASK_ARCHIVE: `storage` writes each removed task, as a JSON line, to the storage backend before it is removed. */
+  archive: "off" | "storage";
 }
 
 export interface HttpConfig {

@@ -67,6 +67,12 @@ export function loadConfig(env: Env = process.env): Config {
     webhookHostConcurrency: int(env, "WEBHOOK_HOST_CONCURRENCY", 32, 1),
     webhookCustomerConcurrency: int(env, "WEBHOOK_CUSTOMER_CONCURRENCY", 64, 1),
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 15_000, 100),
+    retention: {
+      // A day at least: the idempotency window is 24 hours, and a key must never answer with a removed task.
+      taskDays: optionalInt(env, "TASK_RETENTION_DAYS", 1, 36_500),
+      mediaDays: optionalInt(env, "MEDIA_RETENTION_DAYS", 1, 36_500),
+      archive: oneOf(env, "TASK_ARCHIVE", ["off", "storage"] as const, "off"),
+    },
     workerMetricsPort: int(env, "WORKER_METRICS_PORT", 9091, 0, 65535),
     gatewayMetricsPort: int(env, "GATEWAY_METRICS_PORT", 9090, 0, 65535),
     metricsToken: secret(env, "METRICS_TOKEN", 16),
@@ -100,6 +106,13 @@ export function loadConfig(env: Env = process.env): Config {
       `HTTP_HEADERS_TIMEOUT_MS (${config.http.headersTimeoutMs}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.http.requestTimeoutMs})`,
     );
   }
+  const { taskDays, mediaDays } = config.retention;
+  // Removing a task removes its media too, so a longer media retention could never be kept.
+  if (taskDays !== undefined && mediaDays !== undefined && mediaDays > taskDays) {
+    throw new ConfigError(`MEDIA_RETENTION_DAYS (${mediaDays}) must not exceed TASK_RETENTION_DAYS (${taskDays}): media are removed with their task`);
+  }
+  if (config.retention.archive !== "off" && taskDays === undefined)
+    throw new ConfigError("TASK_ARCHIVE needs TASK_RETENTION_DAYS: only removed tasks are archived");
   config.upstreamAllowedCidrs = env.UPSTREAM_ALLOWED_CIDRS ? list(env, "UPSTREAM_ALLOWED_CIDRS") : upstreamHostAddresses(config.upstreamUrl);
   if (config.storage.backend === "s3" && !config.storage.s3Bucket) throw new ConfigError("S3_BUCKET is required when STORAGE_BACKEND=s3");
   return config;
@@ -183,6 +196,11 @@ function int(env: Env, name: string, fallback: number, min: number, max = Number
     throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got "${raw}"`);
   }
   return value;
+}
+
+/** An integer setting that is off when unset or empty. */
+function optionalInt(env: Env, name: string, min: number, max: number): number | undefined {
+  return env[name] === undefined || env[name] === "" ? undefined : int(env, name, 0, min, max);
 }
 
 function url(env: Env, name: string, fallback: string): string {

@@ -77,6 +77,21 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATABASE_POOL_SIZE: "1000" }).databasePoolSize).toBe(1000);
   });
 
+  it("retention is off by default; TASK_RETENTION_DAYS, MEDIA_RETENTION_DAYS and TASK_ARCHIVE are validated", () => {
+    expect(loadConfig({}).retention).toEqual({ taskDays: undefined, mediaDays: undefined, archive: "off" });
+    expect(loadConfig({ TASK_RETENTION_DAYS: "90", MEDIA_RETENTION_DAYS: "30", TASK_ARCHIVE: "storage" }).retention).toEqual({
+      taskDays: 90,
+      mediaDays: 30,
+      archive: "storage",
+    });
+    expect(loadConfig({ MEDIA_RETENTION_DAYS: "7" }).retention.mediaDays).toBe(7);
+    for (const value of ["0", "-1", "1.5", "ninety", "36501"]) expect(() => loadConfig({ TASK_RETENTION_DAYS: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ MEDIA_RETENTION_DAYS: "0" })).toThrow(ConfigError);
+    expect(() => loadConfig({ TASK_RETENTION_DAYS: "7", MEDIA_RETENTION_DAYS: "30" })).toThrow(/must not exceed TASK_RETENTION_DAYS/);
+    expect(() => loadConfig({ TASK_ARCHIVE: "storage" })).toThrow(/needs TASK_RETENTION_DAYS/);
+    expect(() => loadConfig({ TASK_RETENTION_DAYS: "7", TASK_ARCHIVE: "s3" })).toThrow(ConfigError);
+  });
+
   it("reads GATEWAY_PROCESSES from 1 to 64", () => {
     expect(loadConfig({ GATEWAY_PROCESSES: "4" }).gatewayProcesses).toBe(4);
     expect(loadConfig({ GATEWAY_PROCESSES: "64" }).gatewayProcesses).toBe(64);

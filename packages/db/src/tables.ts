@@ -10,6 +10,7 @@ export type Tables = {
   api_keys: G.ApiKey;
   idempotency_keys: G.IdempotencyKey;
   ledger_entries: Narrow<G.LedgerEntry, { kind: LedgerKind }>;
+  maintenance_marks: G.MaintenanceMark;
   operators: G.Operator;
   tasks: Narrow<G.Task, { status: TaskStatus; endpoint: Endpoint; upstream_provider: ProviderKind | null }>;
   users: G.User;

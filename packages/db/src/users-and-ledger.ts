@@ -272,7 +272,7 @@ export async function readTaskLedgers(db: Queryable, page: { userId?: string; af
   );
 }
 
-/** A user's balance next to the sum of their ledger deltas, and their non-grant rows that name no task. */
+/** A user's balance next to the sum of their ledger deltas, and their rows that name no task but should (neither grant nor carry_forward). */
 export interface UserLedger {
   userId: string;
   credits: number;
@@ -294,7 +294,7 @@ export async function readUserLedgers(db: Queryable, page: { userId?: string; af
             l.cast<number>(l.fn.coalesce(l.fn.sum("delta"), l.lit(0)), "integer").as("deltaSum"),
             l
               .cast<number>(
-                l.fn.count("id").filterWhere((w) => w.and([w("task_id", "is", null), w("kind", "<>", LedgerKind.Grant)])),
+                l.fn.count("id").filterWhere((w) => w.and([w("task_id", "is", null), w("kind", "not in", [LedgerKind.Grant, LedgerKind.CarryForward])])),
                 "integer",
               )
               .as("taskless"),

@@ -3,3 +3,4 @@ export { settleTask, compensateSubmission, type TaskToSettle } from "./settle-ta
 export { grantCredits } from "./grant-credits.ts";
 export { checkLedger } from "./check-ledger.ts";
 export type { TaskOutcome } from "./task-outcome.ts";
+export { removeFinishedTasks } from "./remove-finished-tasks.ts";

@@ -21,6 +21,10 @@ export const MAINTENANCE_JOBS = {
   reconcileTasks: "reconcile-tasks",
   reconcileDeliveries: "reconcile-deliveries",
   purgeIdempotencyKeys: "purge-idempotency-keys",
+  /** TASK_RETENTION_DAYS; scheduled only when it is set. */
+  purgeFinishedTasks: "purge-finished-tasks",
+  /** MEDIA_RETENTION_DAYS; scheduled only when it is set. */
+  removeExpiredMedia: "remove-expired-media",
 } as const;
 
 export type MaintenanceJobName = (typeof MAINTENANCE_JOBS)[keyof typeof MAINTENANCE_JOBS];

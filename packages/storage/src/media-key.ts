@@ -37,6 +37,33 @@ export function checkFile(key: string, data: Buffer, contentType: string): Check
   return { key, contentType: canonicalType(extension) };
 }
 
+/** The first segment of every archive key; the /cdn route refuses it. */
+export const ARCHIVE_ROOT = "archive";
+
+/** A prefix to delete: plain segments (the rules of a key) ending in "/", so it can only name a directory. */
+export function checkPrefix(prefix: string): string {
+  if (typeof prefix !== "string" || !prefix.endsWith("/")) throw refused(prefix, 'must end with "/"');
+  checkSegments(prefix.slice(0, -1));
+  return prefix;
+}
+
+/** An archive key: `archive/.../<name>.jsonl`, segments as for media. */
+export function checkArchiveKey(key: string, data: Buffer): string {
+  checkSegments(key);
+  if (!key.startsWith(`${ARCHIVE_ROOT}/`) || !key.endsWith(".jsonl")) throw refused(key, `is not ${ARCHIVE_ROOT}/.../<name>.jsonl`);
+  if (!Buffer.isBuffer(data)) throw new StorageError(`data for "${key}" is not a Buffer`);
+  return key;
+}
+
+function checkSegments(key: string): void {
+  if (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) throw refused(key, "must be 1 to 1024 characters");
+  if (key.startsWith("/")) throw refused(key, "is absolute");
+  if (!KEY_CHARACTERS.test(key)) throw refused(key, "has characters outside [A-Za-z0-9._/-]");
+  const segments = key.split("/");
+  if (segments.some((segment) => segment === "")) throw refused(key, "has an empty segment");
+  if (segments.some((segment) => segment.startsWith("."))) throw refused(key, 'has a segment starting with "."');
+}
+
 /** `${cdnUrl}/${key}`; keys need no escaping (checkFile allows URL-safe characters only). */
 export function publicUrl(cdnUrl: string, key: string): string {
   return `${cdnUrl.replace(/\/+$/, "")}/${key}`;

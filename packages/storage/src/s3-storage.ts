@@ -1,5 +1,5 @@
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { checkFile, publicUrl } from "./media-key.ts";
+import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { checkArchiveKey, checkFile, checkPrefix, publicUrl } from "./media-key.ts";
 import type { Storage, StoredFile } from "./storage.ts";
 import { StorageError } from "./storage-error.ts";
 
@@ -49,6 +49,42 @@ export function createS3Storage(options: S3StorageOptions): Storage {
         throw new StorageError(`could not store "${key}" in bucket ${options.bucket}: ${describe(error)}`, { cause: error });
       }
       return { key: file.key, url: publicUrl(options.cdnUrl, file.key), bytes: data.length };
+    },
+    async deletePrefix(prefix: string): Promise<void> {
+      checkPrefix(prefix);
+      try {
+        // A listing page holds at most 1,000 keys, which is also DeleteObjects' limit.
+        for (let token: string | undefined; ;) {
+          const page = await client.send(new ListObjectsV2Command({ Bucket: options.bucket, Prefix: prefix, ContinuationToken: token }), {
+            abortSignal: AbortSignal.timeout(timeoutMs),
+          });
+          const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
+          if (keys.length > 0) {
+            const deleted = await client.send(new DeleteObjectsCommand({ Bucket: options.bucket, Delete: { Objects: keys, Quiet: true } }), {
+              abortSignal: AbortSignal.timeout(timeoutMs),
+            });
+            const failed = deleted.Errors ?? [];
+            if (failed.length > 0)
+              throw new StorageError(`${failed.length} objects were not deleted, first ${failed[0]?.Key}: ${failed[0]?.Code} ${failed[0]?.Message}`);
+          }
+          if (!page.IsTruncated || !page.NextContinuationToken) break;
+          token = page.NextContinuationToken;
+        }
+      } catch (error) {
+        if (error instanceof StorageError) throw error;
+        throw new StorageError(`could not delete "${prefix}" in bucket ${options.bucket}: ${describe(error)}`, { cause: error });
+      }
+    },
+    async putArchive(key: string, data: Buffer): Promise<void> {
+      checkArchiveKey(key, data);
+      try {
+        await client.send(
+          new PutObjectCommand({ Bucket: options.bucket, Key: key, Body: data, ContentType: "application/x-ndjson", ContentLength: data.length }),
+          { abortSignal: AbortSignal.timeout(timeoutMs) },
+        );
+      } catch (error) {
+        throw new StorageError(`could not store "${key}" in bucket ${options.bucket}: ${describe(error)}`, { cause: error });
+      }
     },
   };
 }

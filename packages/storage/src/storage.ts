@@ -13,4 +13,14 @@ export interface Storage {
    * StorageError on any failure, including a refused key or content type.
    */
   put(key: string, data: Buffer, contentType: string): Promise<StoredFile>;
+  /**
+   * Removes every file under a prefix such as `tasks/<taskId>/` (retention). Nothing there is no
+   * error, so a repeated call is harmless. Throws StorageError when the backend fails.
+   */
+  deletePrefix(prefix: string): Promise<void>;
+  /**
+   * Stores a record that is not media under `archive/...jsonl` (the task archive), overwriting the
+   * same key. The gateway's /cdn route never serves `archive/`. Throws StorageError on any failure.
+   */
+  putArchive(key: string, data: Buffer): Promise<void>;
 }

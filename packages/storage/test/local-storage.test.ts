@@ -137,3 +137,33 @@ describe("local storage", () => {
     expect(existsSync(path.join(dir, "tasks/t"))).toBe(false);
   });
 });
+
+describe("local storage: retention and archive", () => {
+  it("deletePrefix removes one task's files and nothing else; a second call is no error", async () => {
+    const storage = createLocalStorage({ dir, cdnUrl: CDN });
+    await storage.put("tasks/task_a/0.png", Buffer.from("a"), "image/png");
+    await storage.put("tasks/task_a/1.png", Buffer.from("b"), "image/png");
+    await storage.put("tasks/task_ab/0.png", Buffer.from("c"), "image/png");
+    await storage.deletePrefix("tasks/task_a/");
+    expect(listFiles(dir)).toEqual([path.join("tasks", "task_ab", "0.png")]);
+    await expect(storage.deletePrefix("tasks/task_a/")).resolves.toBeUndefined();
+  });
+
+  it.each(["tasks/task_a", "/tasks/", "tasks/../", "../", "/", "", "tasks//", "tasks/.hidden/"])("deletePrefix refuses %j", async (prefix) => {
+    const storage = createLocalStorage({ dir, cdnUrl: CDN });
+    await storage.put("tasks/task_a/0.png", Buffer.from("a"), "image/png");
+    await expect(storage.deletePrefix(prefix)).rejects.toThrow(StorageError);
+    expect(listFiles(dir)).toHaveLength(1);
+  });
+
+  it("putArchive writes archive/...jsonl keys only, overwriting the same key", async () => {
+    const storage = createLocalStorage({ dir, cdnUrl: CDN });
+    await storage.putArchive("archive/tasks/2026-11-27/run-task_a.jsonl", Buffer.from('{"id":"task_a"}\n'));
+    await storage.putArchive("archive/tasks/2026-11-27/run-task_a.jsonl", Buffer.from('{"id":"task_b"}\n'));
+    expect(readFileSync(path.join(dir, "archive/tasks/2026-11-27/run-task_a.jsonl"), "utf8")).toBe('{"id":"task_b"}\n');
+    for (const key of ["tasks/task_a/0.jsonl", "archive/tasks/x.png", "archive/../tasks/x.jsonl", "archive/.x.jsonl"]) {
+      await expect(storage.putArchive(key, Buffer.from("{}"))).rejects.toThrow(StorageError);
+    }
+    await expect(storage.put("archive/tasks/x.jsonl", Buffer.from("{}"), "application/json")).rejects.toThrow(StorageError);
+  });
+});

@@ -6,14 +6,15 @@ import { QUEUE_NAMES, scheduleMaintenance, type MaintenanceJobData, type Mainten
 const KEEP_ALIVE_INTERVALS = 3;
 
 /** What each periodic job does; a run that throws is logged, and the next interval runs again. */
-type MaintenanceRuns = Record<MaintenanceJobName, () => Promise<void>>;
+type MaintenanceRuns = Partial<Record<MaintenanceJobName, () => Promise<void>>>;
 
 export interface MaintenanceOptions {
   queue: Queue<MaintenanceJobData>;
   /** Shared with `queue`; its reconnects re-create the schedulers (Redis may come back empty). */
   connection: RedisClient;
   prefix: string;
-  intervals: Record<MaintenanceJobName, number>;
+  /** A job left out is not scheduled (and its scheduler is removed). */
+  intervals: Partial<Record<MaintenanceJobName, number>>;
   runs: MaintenanceRuns;
   logger: Logger;
 }
@@ -38,7 +39,7 @@ export async function createMaintenanceWorker(options: MaintenanceOptions): Prom
   // next job has a scheduler that never fires again (no 'ready' is seen on a cluster whose slot
   // moved), and then nothing repairs lost delivery jobs. Upserting is idempotent (the next run
   // keeps its time), so every worker re-asserts the schedulers every few intervals.
-  const keepAlive = setInterval(schedule, KEEP_ALIVE_INTERVALS * Math.max(...Object.values(intervals))).unref();
+  const keepAlive = setInterval(schedule, KEEP_ALIVE_INTERVALS * Math.max(...Object.values(intervals).filter((every) => every !== undefined))).unref();
   const worker = new Worker<MaintenanceJobData>(
     QUEUE_NAMES.maintenance,
     async (job) => {
