@@ -54,12 +54,17 @@ async function listen(server: http.Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+export interface StackOptions {
+  /** The apps' DATABASE_URL for the stack's own database (a pooler in front of it); default: that database's URL. */
+  databaseUrl?: (direct: string) => string;
+}
+
 /**
  * The whole service on loopback: a real gateway HTTP server (so media URLs can be fetched), the
  * upstream simulator, and generation workers started on demand, on a PostgreSQL database and a
  * Redis QUEUE_PREFIX of their own.
  */
-export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(extraEnv: Record<string, string> = {}, options: StackOptions = {}): Promise<Stack> {
   const upstreamServer = http.createServer();
   const upstreamPort = await listen(upstreamServer);
   upstreamServer.on("request", createUpstreamSim({ publicUrl: `http://127.0.0.1:${upstreamPort}` }));
@@ -69,7 +74,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   // A database per stack: reconcilers and workers scan whole tables, and must see only this stack's tasks.
   const database = await createScratchDatabase();
   const env: Record<string, string> = {
-    DATABASE_URL: database.url,
+    DATABASE_URL: options.databaseUrl?.(database.url) ?? database.url,
     QUEUE_PREFIX: `e2e_${randomBytes(4).toString("hex")}`,
     PORT: String(port),
     BASE_URL: `http://127.0.0.1:${port}`,
