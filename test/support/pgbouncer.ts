@@ -8,6 +8,8 @@ import { closedPort } from "../../packages/webhook-sender/test/helpers/receiver.
 
 export interface Pgbouncer {
   port: number;
+  /** Its process (CPU figures read /proc/<pid>). */
+  pid: number;
   /** `databaseUrl` (a database on the server behind it) as reached through the pooler, with `pgbouncer=true`. */
   urlFor(databaseUrl: string): string;
   /** The pooler's last log lines, for a failure report. */
@@ -104,6 +106,7 @@ export async function startPgbouncer(options: PgbouncerOptions): Promise<Pgbounc
   }
   return {
     port,
+    pid: child.pid!,
     urlFor(databaseUrl) {
       const url = new URL(databaseUrl);
       url.hostname = "127.0.0.1";
