@@ -1,4 +1,3 @@
-import { sql } from "kysely";
 import { createWebhookSender } from "@gen/webhook-sender";
 import { resolverFor } from "../../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { startReceiver, type Receiver } from "../../packages/webhook-sender/test/helpers/receiver.ts";
@@ -39,7 +38,7 @@ afterAll(async () => {
 
 test("the apps reach PostgreSQL through the pooler, with its statement bounds", async () => {
   expect(stack!.env.DATABASE_URL).toContain(`:${bouncer!.port}/`);
-  const { rows } = await sql<{ statement_timeout: string }>`SHOW statement_timeout`.execute(stack!.gateway.db.$kysely);
+  const { rows } = await stack!.gateway.db.$sql.query<{ statement_timeout: string }>("SHOW statement_timeout");
   expect(rows[0]!.statement_timeout).toBe("4s");
 });
 

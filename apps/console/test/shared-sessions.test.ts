@@ -1,11 +1,11 @@
-import { randomBytes } from "node:crypto";
 import request from "supertest";
 import { signIn } from "./support/console-session.ts";
 import { createTestConsole, type TestConsole } from "./support/test-console.ts";
+import { testPrefix } from "../../../test/support/run-scope.ts";
 
 // A deployment's gateways and its `pnpm start:console` share sessions through Redis: the cookie's
 // signing secret is CONSOLE_SESSION_SECRET or, unset, one kept in Redis under the QUEUE_PREFIX.
-const prefix = `test_${randomBytes(4).toString("hex")}`;
+const prefix = testPrefix("test");
 const started: TestConsole[] = [];
 const start = async (env: Record<string, string> = {}) => {
   const app = await createTestConsole({ QUEUE_PREFIX: prefix, ...env });
