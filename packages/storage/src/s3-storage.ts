@@ -1,5 +1,5 @@
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { checkFile, publicUrl } from "./media-key.ts";
+import { DeleteObjectsCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { checkFile, checkKey, publicUrl } from "./media-key.ts";
 import type { Storage, StoredFile } from "./storage.ts";
 import { StorageError } from "./storage-error.ts";
 
@@ -21,8 +21,13 @@ export interface S3StorageOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+// DeleteObjects takes at most 1,000 keys per request.
+const DELETE_BATCH = 1000;
 
-/** Objects in an S3 bucket, written with one PutObject each (overwrite is the idempotency). */
+/**
+ * Objects in an S3 bucket, written with one PutObject each (overwrite is the idempotency) and
+ * removed with DeleteObjects, 1,000 keys a request (a missing key is deleted as far as S3 says).
+ */
 export function createS3Storage(options: S3StorageOptions): Storage {
   if (!options.bucket) throw new StorageError("an S3 bucket is required");
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -49,6 +54,29 @@ export function createS3Storage(options: S3StorageOptions): Storage {
         throw new StorageError(`could not store "${key}" in bucket ${options.bucket}: ${describe(error)}`, { cause: error });
       }
       return { key: file.key, url: publicUrl(options.cdnUrl, file.key), bytes: data.length };
+    },
+    async delete(keys: readonly string[]): Promise<void> {
+      for (const key of keys) checkKey(key);
+      for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+        const batch = keys.slice(i, i + DELETE_BATCH);
+        let failed: { Key?: string | undefined; Code?: string | undefined; Message?: string | undefined }[];
+        try {
+          const result = await client.send(
+            new DeleteObjectsCommand({ Bucket: options.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+            { abortSignal: AbortSignal.timeout(timeoutMs) },
+          );
+          failed = result.Errors ?? [];
+        } catch (error) {
+          throw new StorageError(`could not remove ${batch.length} objects from bucket ${options.bucket}: ${describe(error)}`, { cause: error });
+        }
+        // A 200 answer can still refuse some keys, one by one.
+        if (failed.length > 0) {
+          const first = failed[0]!;
+          throw new StorageError(
+            `could not remove ${failed.length} of ${batch.length} objects from bucket ${options.bucket}: "${first.Key}": ${first.Code}: ${first.Message}`,
+          );
+        }
+      }
     },
   };
 }

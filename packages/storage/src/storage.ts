@@ -13,4 +13,11 @@ export interface Storage {
    * StorageError on any failure, including a refused key or content type.
    */
   put(key: string, data: Buffer, contentType: string): Promise<StoredFile>;
+  /**
+   * Removes the files stored under `keys` (retention). A key with nothing stored under it is not
+   * an error, so a repeated or interrupted purge can simply run again. Every key is checked as
+   * `put` checks it before anything is removed; throws StorageError on a refused key or any
+   * failure (some files may then be gone, the rest are not).
+   */
+  delete(keys: readonly string[]): Promise<void>;
 }

@@ -136,4 +136,23 @@ describe("local storage", () => {
     chmodSync(path.join(dir, "tasks"), 0o755);
     expect(existsSync(path.join(dir, "tasks/t"))).toBe(false);
   });
+  it("deletes the given files and their emptied task directories; a missing key is no error", async () => {
+    const storage = createLocalStorage({ dir, cdnUrl: CDN });
+    await storage.put("tasks/gone/0.png", Buffer.from("a"), "image/png");
+    await storage.put("tasks/gone/1.png", Buffer.from("b"), "image/png");
+    await storage.put("tasks/half/0.png", Buffer.from("c"), "image/png");
+    await storage.put("tasks/half/1.png", Buffer.from("d"), "image/png");
+    await storage.delete(["tasks/gone/0.png", "tasks/gone/1.png", "tasks/half/0.png", "tasks/never/0.png"]);
+    expect(listFiles(dir)).toEqual(["tasks/half/1.png"]);
+    expect(existsSync(path.join(dir, "tasks/gone"))).toBe(false);
+    expect(existsSync(dir)).toBe(true);
+    await expect(storage.delete(["tasks/gone/0.png"])).resolves.toBeUndefined();
+  });
+
+  it("refuses a bad key in a delete before removing anything", async () => {
+    const storage = createLocalStorage({ dir, cdnUrl: CDN });
+    await storage.put("tasks/t/0.png", Buffer.from("a"), "image/png");
+    await expect(storage.delete(["tasks/t/0.png", "../outside.png"])).rejects.toBeInstanceOf(StorageError);
+    expect(listFiles(dir)).toEqual(["tasks/t/0.png"]);
+  });
 });
