@@ -28,7 +28,7 @@ export interface PgbouncerOptions {
  * Where Debian's package puts it (scripts/install-pgbouncer.sh installs it; CI runs that script), or
  * PGBOUNCER_PATH. Missing means a set-up step was skipped: the tests fail saying so, never skip.
  */
-export function pgbouncerBinary(): string {
+function pgbouncerBinary(): string {
   const candidates = [process.env.PGBOUNCER_PATH, "/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].filter((p): p is string => Boolean(p));
   const found = candidates.find((p) => existsSync(p));
   if (!found) throw new Error(`no pgbouncer at ${candidates.join(" or ")}: run scripts/install-pgbouncer.sh (or set PGBOUNCER_PATH)`);
@@ -102,7 +102,7 @@ export async function startPgbouncer(options: PgbouncerOptions): Promise<Pgbounc
     await waitForPort(port, child, 10_000);
   } catch (error) {
     await stop();
-    throw new Error(`${(error as Error).message}\n${tail()}`);
+    throw new Error(`${(error as Error).message}\n${tail()}`, { cause: error });
   }
   return {
     port,

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
  * the globalTeardown can find whatever this run left on the shared Redis and PostgreSQL without
  * mistaking another run's keys for its own. Outside a run (a benchmark) the names are just random.
  */
-export function runMark(): string {
+function runMark(): string {
   const id = process.env.TEST_RUN_ID;
   return id ? `r${id}_` : "";
 }
