@@ -23,6 +23,7 @@ export async function createTestConsole(
   env: Record<string, string> = {},
   patch: (deps: ConsoleDeps) => Partial<ConsoleDeps> = () => ({}),
 ): Promise<TestConsole> {
+  const ownsPrefix = env.QUEUE_PREFIX === undefined;
   const config: Config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
     QUEUE_PREFIX: testPrefix("test"),
@@ -45,7 +46,8 @@ export async function createTestConsole(
       if (deps.db !== base.db) await base.db.$disconnect();
       if (deps.redis !== base.redis) base.redis.disconnect();
       // Everything under its prefix (sessions, jobs, counters), bounded: a failure test's Redis may be gone.
-      await deletePrefixAt(config.redisUrl, config.queuePrefix, 2000).catch(() => {});
+      // A prefix passed in is shared with another instance still running: its owner deletes it.
+      if (ownsPrefix) await deletePrefixAt(config.redisUrl, config.queuePrefix, 2000).catch(() => {});
     },
   };
 }
