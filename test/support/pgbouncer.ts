@@ -39,7 +39,10 @@ function pgbouncerBinary(): string {
  * The settings docs/operations.md gives for PgBouncer 1.18 in transaction mode: the statement
  * bounds the apps send in their start-up packet when they connect directly come from
  * connect_query here (the apps' defaults: 5 s query time-out, so 4 s per statement and 10 s idle in
- * a transaction), and a server that went away is tried again every second, not every 15.
+ * a transaction), a server that went away is tried again every second, not every 15, and a query
+ * that waited 1 s for a server connection is refused (as the apps' own pool waits at most 1 s for a
+ * connection): without that bound, clients queued just as the server went away wait out their
+ * 5 s query time-out.
  */
 function ini(dir: string, port: number, server: URL, poolSize: number): string {
   const connectQuery = "SET statement_timeout = 4000; SET idle_in_transaction_session_timeout = 10000";
@@ -57,7 +60,7 @@ function ini(dir: string, port: number, server: URL, poolSize: number): string {
     "max_client_conn = 1000",
     "server_login_retry = 1",
     "server_connect_timeout = 2",
-    "query_wait_timeout = 10",
+    "query_wait_timeout = 1",
     "",
   ].join("\n");
 }
