@@ -18,6 +18,7 @@ import { REPO_ROOT } from "./support/child.ts";
 import { measureOperation, printCosts, type OperationCost } from "./support/operation-cost.ts";
 import { postgresBackendsOf } from "./support/proc-cpu.ts";
 import { insertTask, readTask, userOfKey } from "./support/same-work-sql.ts";
+import { deleteKeysUnder } from "../test/support/redis-keys.ts";
 
 const LANES = 32;
 const BATCH = 32;
@@ -103,8 +104,9 @@ try {
     rows.push(await measureOperation(op.name, calls * op.perCall, groups, () => drive(calls, op.lanes, op.run)));
   }
 } finally {
-  await queue.obliterate({ force: true }).catch(() => undefined);
   await queue.close();
+  // The queue and the limiter's counters: everything under the prefix.
+  await deleteKeysUnder(redis, prefix).catch(() => undefined);
   redis.disconnect();
   await pool.end();
   await database.drop();

@@ -5,6 +5,7 @@ import { newTaskId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, generationJobId, type GenerationJobData } from "@gen/queues";
 import type { Figure } from "./support/figure.ts";
 import type { ScaleContext } from "./support/scale-context.ts";
+import { deleteKeysUnder } from "../test/support/redis-keys.ts";
 
 async function usedMemory(redis: ScaleContext["redis"]): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(await redis.info("memory"))?.[1] ?? Number.NaN);
@@ -12,17 +13,22 @@ async function usedMemory(redis: ScaleContext["redis"]): Promise<number> {
 
 export async function queueMemory(ctx: ScaleContext): Promise<Figure[]> {
   const count = ctx.quick ? 5_000 : 50_000;
-  const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, ctx.redis, `bench_queue_${randomBytes(4).toString("hex")}`);
-  await queue.waitUntilReady();
-  const before = await usedMemory(ctx.redis);
-  for (let i = 0; i < count; i += 5_000) {
-    const ids = Array.from({ length: Math.min(5_000, count - i) }, () => newTaskId());
-    await queue.addBulk(ids.map((taskId) => ({ name: "generate", data: { taskId }, opts: { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(taskId) } })));
+  const prefix = `bench_queue_${randomBytes(4).toString("hex")}`;
+  const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, ctx.redis, prefix);
+  let before: number, after: number, waiting: number;
+  try {
+    await queue.waitUntilReady();
+    before = await usedMemory(ctx.redis);
+    for (let i = 0; i < count; i += 5_000) {
+      const ids = Array.from({ length: Math.min(5_000, count - i) }, () => newTaskId());
+      await queue.addBulk(ids.map((taskId) => ({ name: "generate", data: { taskId }, opts: { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(taskId) } })));
+    }
+    after = await usedMemory(ctx.redis);
+    waiting = await queue.getWaitingCount();
+  } finally {
+    await queue.close();
+    await deleteKeysUnder(ctx.redis, prefix);
   }
-  const after = await usedMemory(ctx.redis);
-  const waiting = await queue.getWaitingCount();
-  await queue.obliterate({ force: true });
-  await queue.close();
   const perJob = (after - before) / count;
   return [
     {

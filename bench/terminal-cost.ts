@@ -23,6 +23,7 @@ import { createRunningTasks } from "./support/bench-tasks.ts";
 import { REPO_ROOT } from "./support/child.ts";
 import { measureOperation, printCosts, type OperationCost } from "./support/operation-cost.ts";
 import { postgresBackendsOf } from "./support/proc-cpu.ts";
+import { deleteKeysUnder } from "../test/support/redis-keys.ts";
 
 const LANES = 32;
 const COUNT = Number(process.env.TERMINAL_TASKS ?? 3000);
@@ -85,10 +86,8 @@ try {
     rows.push(await measureOperation(op.name, COUNT, groups, () => drive(ids, op.run)));
   }
 } finally {
-  await webhookQueue.obliterate({ force: true }).catch(() => undefined);
   await webhookQueue.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteKeysUnder(redis, prefix).catch(() => undefined);
   redis.disconnect();
   await db.$disconnect();
   await database.drop();

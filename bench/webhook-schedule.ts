@@ -26,6 +26,7 @@ import { fakeResolver } from "../packages/webhook-sender/test/helpers/fake-resol
 import { startReceiver, type Receiver } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../packages/webhook-sender/test/helpers/test-pki.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
+import { deleteKeysUnder } from "../test/support/redis-keys.ts";
 
 const HOST = "hooks.bench.example";
 const RATE = Number(process.env.BENCH_RATE ?? 150);
@@ -305,8 +306,8 @@ async function main(): Promise<void> {
   } finally {
     await delivery.close();
     sender.close();
-    await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close();
+    await deleteKeysUnder(redis, queuePrefix).catch(() => undefined);
     redis.disconnect();
     await ok.close();
     await failing.close();

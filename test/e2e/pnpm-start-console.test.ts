@@ -2,6 +2,8 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { promisify } from "node:util";
+import { deletePrefixAt } from "../support/redis-keys.ts";
+import { testPrefix } from "../support/run-scope.ts";
 
 // `pnpm start:console`: the operations console alone on CONSOLE_PORT, exactly the documented command.
 const run = promisify(execFile);
@@ -25,7 +27,7 @@ beforeAll(async () => {
     NODE_OPTIONS: "",
     CONSOLE_PORT: String(port),
     CONSOLE_BASE_URL: base,
-    QUEUE_PREFIX: `console_${randomBytes(4).toString("hex")}`,
+    QUEUE_PREFIX: testPrefix("console"),
     LOG_LEVEL: "warn",
   };
   service = spawn("pnpm", ["start:console"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
@@ -40,12 +42,13 @@ beforeAll(async () => {
   throw new Error("pnpm start:console did not come up");
 }, 40_000);
 
-afterAll(() => {
+afterAll(async () => {
   try {
     process.kill(-service!.pid!, "SIGKILL");
   } catch {
     /* already gone */
   }
+  if (env) await deletePrefixAt(env.REDIS_URL ?? "redis://127.0.0.1:6379", env.QUEUE_PREFIX!);
 });
 
 const cookie = (res: Response, name: string) =>

@@ -5,6 +5,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { deletePrefixAt } from "../support/redis-keys.ts";
+import { testPrefix } from "../support/run-scope.ts";
 
 const run = promisify(execFile);
 let service: ChildProcess | undefined;
@@ -31,7 +33,7 @@ beforeAll(async () => {
     NODE_OPTIONS: "",
     PORT: String(port),
     BASE_URL: base,
-    QUEUE_PREFIX: `start_${randomBytes(4).toString("hex")}`,
+    QUEUE_PREFIX: testPrefix("start"),
     STORAGE_DIR: mkdtempSync(path.join(os.tmpdir(), "gen-start-")),
     LOG_LEVEL: "warn",
     GATEWAY_METRICS_PORT: String(metricsPort),
@@ -54,12 +56,13 @@ beforeAll(async () => {
   throw new Error("pnpm start did not become ready");
 }, 40_000);
 
-afterAll(() => {
+afterAll(async () => {
   try {
     process.kill(-service!.pid!, "SIGKILL");
   } catch {
     /* already gone */
   }
+  if (env) await deletePrefixAt(env.REDIS_URL ?? "redis://127.0.0.1:6379", env.QUEUE_PREFIX!);
 });
 
 const BODIES: [string, Record<string, unknown>, string | null][] = [

@@ -1,5 +1,4 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -10,8 +9,9 @@ import { createDatabase, type Database } from "@gen/db";
 import { createUser } from "../../apps/gateway/test/support/test-gateway.ts";
 import { closedPort } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { canBind443, startHookReceiver, type HookReceiver } from "../faults/support/hook-receiver.ts";
-import { connectRedis } from "../faults/support/private-redis.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
+import { deletePrefixAt } from "../support/redis-keys.ts";
+import { testPrefix } from "../support/run-scope.ts";
 
 // The production directories exactly as docker/Dockerfile builds them (scripts/deploy-app.sh after
 // `pnpm build`), checked for what they must not hold, then the gateway and the worker run from
@@ -102,7 +102,7 @@ beforeAll(async () => {
     NODE_ENV: "production",
     DATABASE_URL: database.url,
     REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    QUEUE_PREFIX: `prod_${randomBytes(4).toString("hex")}`,
+    QUEUE_PREFIX: testPrefix("prod"),
     PORT: String(port),
     BASE_URL: `http://127.0.0.1:${port}`,
     STORAGE_DIR: path.join(tmp, "storage"),
@@ -119,16 +119,7 @@ afterAll(async () => {
   await db?.$disconnect();
   await database?.drop();
   await receiver?.close();
-  if (env) {
-    const redis = await connectRedis(env.REDIS_URL!, 2000);
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${env.QUEUE_PREFIX}:*`, "COUNT", 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-    redis.disconnect();
-  }
+  if (env) await deletePrefixAt(env.REDIS_URL!, env.QUEUE_PREFIX!);
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 

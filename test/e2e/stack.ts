@@ -4,7 +4,6 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import type { Worker } from "bullmq";
 import { loadConfig, type Config } from "@gen/config";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
@@ -22,6 +21,8 @@ import type { WebhookSender } from "@gen/webhook-sender";
 import { createDeliveryWorker } from "../../apps/worker/src/delivery/index.ts";
 import { createGenerationWorker } from "../../apps/worker/src/generation/create-generation-worker.ts";
 import { createProviderRegistry } from "../../apps/worker/src/generation/provider-registry.ts";
+import { deletePrefixAt } from "../support/redis-keys.ts";
+import { testPrefix } from "../support/run-scope.ts";
 
 export interface Stack {
   baseUrl: string;
@@ -54,12 +55,17 @@ async function listen(server: http.Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+export interface StackOptions {
+  /** The apps' DATABASE_URL for the stack's own database (a pooler in front of it); default: that database's URL. */
+  databaseUrl?: (direct: string) => string;
+}
+
 /**
  * The whole service on loopback: a real gateway HTTP server (so media URLs can be fetched), the
  * upstream simulator, and generation workers started on demand, on a PostgreSQL database and a
  * Redis QUEUE_PREFIX of their own.
  */
-export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(extraEnv: Record<string, string> = {}, options: StackOptions = {}): Promise<Stack> {
   const upstreamServer = http.createServer();
   const upstreamPort = await listen(upstreamServer);
   upstreamServer.on("request", createUpstreamSim({ publicUrl: `http://127.0.0.1:${upstreamPort}` }));
@@ -69,8 +75,8 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   // A database per stack: reconcilers and workers scan whole tables, and must see only this stack's tasks.
   const database = await createScratchDatabase();
   const env: Record<string, string> = {
-    DATABASE_URL: database.url,
-    QUEUE_PREFIX: `e2e_${randomBytes(4).toString("hex")}`,
+    DATABASE_URL: options.databaseUrl?.(database.url) ?? database.url,
+    QUEUE_PREFIX: testPrefix("e2e"),
     PORT: String(port),
     BASE_URL: `http://127.0.0.1:${port}`,
     STORAGE_DIR: mkdtempSync(path.join(os.tmpdir(), "gen-storage-")),
@@ -164,12 +170,11 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     },
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      await gateway.generationQueue.obliterate({ force: true }).catch(() => {});
-      await gateway.webhookQueue.obliterate({ force: true }).catch(() => {});
       server.closeAllConnections();
       upstreamServer.closeAllConnections();
       await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => upstreamServer.close(r))]);
       await closeDeps(gateway);
+      await deletePrefixAt(config.redisUrl, config.queuePrefix);
       await database.drop();
     },
   };

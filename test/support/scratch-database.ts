@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { scratchDatabaseName } from "./run-scope.ts";
 
 const MIGRATIONS = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), "../../prisma/migrations");
 
@@ -17,7 +17,7 @@ export interface ScratchDatabase {
  */
 export async function createScratchDatabase(serverUrl = process.env.DATABASE_URL!): Promise<ScratchDatabase> {
   const base = new URL(serverUrl);
-  const name = `gen_scratch_${randomBytes(4).toString("hex")}`;
+  const name = scratchDatabaseName();
   const admin = new URL(base);
   admin.pathname = "/postgres";
   const adminClient = new pg.Client({ connectionString: admin.toString() });

@@ -1,11 +1,12 @@
-import { randomBytes } from "node:crypto";
 import request from "supertest";
 import { signIn } from "./support/console-session.ts";
 import { createTestConsole, type TestConsole } from "./support/test-console.ts";
+import { deletePrefixAt } from "../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../test/support/run-scope.ts";
 
 // A deployment's gateways and its `pnpm start:console` share sessions through Redis: the cookie's
 // signing secret is CONSOLE_SESSION_SECRET or, unset, one kept in Redis under the QUEUE_PREFIX.
-const prefix = `test_${randomBytes(4).toString("hex")}`;
+const prefix = testPrefix("test");
 const started: TestConsole[] = [];
 const start = async (env: Record<string, string> = {}) => {
   const app = await createTestConsole({ QUEUE_PREFIX: prefix, ...env });
@@ -14,6 +15,7 @@ const start = async (env: Record<string, string> = {}) => {
 };
 afterAll(async () => {
   for (const app of started) await app.close();
+  await deletePrefixAt("redis://127.0.0.1:6379", prefix);
 });
 
 const home = (app: TestConsole, cookie: string) => request(app.app).get("/console").set("Cookie", cookie);

@@ -1,15 +1,17 @@
-import { randomBytes } from "node:crypto";
 import { createLogger } from "@gen/logger";
 import { MAINTENANCE_JOBS, QUEUE_NAMES, createQueue, createRedis, scheduleMaintenance, type MaintenanceJobData, type MaintenanceJobName } from "@gen/queues";
 import { createMaintenanceWorker, type MaintenanceWorker } from "../src/maintenance/create-maintenance-worker.ts";
+import { deletePrefixAt } from "../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../test/support/run-scope.ts";
 
-const prefix = `test_${randomBytes(4).toString("hex")}`;
+const prefix = testPrefix("test");
 const EVERY_MS = 250;
 const NAMES = Object.values(MAINTENANCE_JOBS);
 const logger = createLogger("worker-test", "silent");
 const cleanup: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
+  await deletePrefixAt("redis://127.0.0.1:6379", prefix);
 });
 
 interface Run {

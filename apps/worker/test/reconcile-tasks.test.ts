@@ -1,24 +1,25 @@
-import { randomBytes } from "node:crypto";
 import { Worker } from "bullmq";
 import { createDatabase } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
 import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
 import { reconcileTasks } from "../src/reconcile-tasks.ts";
+import { deleteKeysUnder } from "../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../test/support/run-scope.ts";
 
 // Reconcilers scan whole tables: this file gets a database of its own.
 const scratch = await createScratchDatabase();
 const db = createDatabase(scratch.url);
 const redis = createRedis("redis://127.0.0.1:6379", "blocking");
-const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, `test_${randomBytes(4).toString("hex")}`);
+const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, testPrefix("test"));
 const userId = newUserId();
 
 beforeAll(async () => {
   await db.user.create({ data: { id: userId, credits: 0 } });
 });
 afterAll(async () => {
-  await queue.obliterate({ force: true });
   await queue.close();
+  await deleteKeysUnder(redis, queue.opts.prefix!);
   redis.disconnect();
   await db.$disconnect();
   await scratch.drop();

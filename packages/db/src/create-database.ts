@@ -47,7 +47,8 @@ export interface DatabaseOptions {
   /**
    * Send the hot fixed-shape statements as named prepared statements (prepared-statements.ts).
    * Default: on, unless the URL carries `pgbouncer=true` (a transaction-mode pooler, where a
-   * connection's prepared statements are not the session's; docs/configuration.md).
+   * connection's prepared statements are not the session's; docs/configuration.md). Prisma's
+   * client (no statement name generator given to its adapter) and `$sql` always send unnamed ones.
    */
   preparedStatements?: boolean;
 }
@@ -55,6 +56,7 @@ export interface DatabaseOptions {
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
   const statementTimeoutMs = options.statementTimeoutMs ?? Math.max(queryTimeoutMs - 1000, Math.ceil(queryTimeoutMs / 2));
+  const pooler = behindPgbouncer(url);
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
@@ -62,8 +64,10 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     query_timeout: queryTimeoutMs,
     // Sent in the start-up packet, so they cost no round trip. A transaction left open by a
     // client that gave up (its locks and reserved credits with it) is ended by the server too.
-    statement_timeout: statementTimeoutMs,
-    idle_in_transaction_session_timeout: queryTimeoutMs * 2,
+    // PgBouncer refuses a start-up packet carrying them ("unsupported startup parameter"), and
+    // its server connections are not this client's anyway: behind it they are the pooler's
+    // settings (connect_query, or ALTER ROLE ... SET; docs/operations.md "Connection pooler").
+    ...(pooler ? {} : { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: queryTimeoutMs * 2 }),
     idleTimeoutMillis: 30_000,
   });
   // An idle connection dropped by the server (restart, outage) must not crash the process; the
@@ -94,7 +98,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       ).rows,
   };
   const $kysely = new Kysely<Tables>({
-    dialect: new PostgresDialect({ pool: preparingPool(pool, options.preparedStatements ?? !behindPgbouncer(url)) }),
+    dialect: new PostgresDialect({ pool: preparingPool(pool, options.preparedStatements ?? !pooler) }),
     ...(onQuery ? { log: (event) => onQuery(event.query.sql, [...event.query.parameters]) } : {}),
   });
   const disconnect = client.$disconnect.bind(client);

@@ -19,6 +19,13 @@ const MESSAGES = [
   // interactive transaction cut by a server shutdown): 60001 otherwise, seen in the fault suite.
   /Client has encountered a connection error and is not queryable/i,
   /Client was closed and is not queryable/i,
+  // PgBouncer, in front of a server that is down or restarting (its SQLSTATE, 08P01, also means
+  // a real protocol violation, so the messages are matched, not the code).
+  /server login has been failing, try again later/i,
+  /pgbouncer cannot connect to server/i,
+  /server conn crashed\?/i,
+  /query_wait_timeout/i,
+  /no more connections allowed \(max_client_conn\)/i,
 ];
 
 export function isDatabaseUnavailable(error: unknown): boolean {

@@ -15,6 +15,15 @@ test.each([
       meta: { driverAdapterError: { name: "DriverAdapterError", cause: { code: "57P01", kind: "postgres" } } },
     }),
   ],
+  ["PgBouncer, server down", Object.assign(new Error("server login has been failing, try again later (server_login_retry)"), { code: "08P01" })],
+  ["PgBouncer, server gone mid-transaction", Object.assign(new Error("server conn crashed?"), { code: "08P01" })],
+  [
+    "Prisma wrapping PgBouncer's refusal",
+    Object.assign(new Error("Raw query failed."), {
+      code: "P2010",
+      meta: { driverAdapterError: { name: "DriverAdapterError", cause: { code: "08P01", kind: "postgres", message: "pgbouncer cannot connect to server" } } },
+    }),
+  ],
 ])("%s: unavailable", (_name, error) => {
   expect(isDatabaseUnavailable(error)).toBe(true);
 });
@@ -22,4 +31,5 @@ test.each([
 test("a query error is not unavailability", () => {
   expect(isDatabaseUnavailable(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }))).toBe(false);
   expect(isDatabaseUnavailable(new Error("Client has encountered a mystery"))).toBe(false);
+  expect(isDatabaseUnavailable(Object.assign(new Error("invalid message format"), { code: "08P01" }))).toBe(false);
 });

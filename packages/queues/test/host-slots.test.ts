@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { SLOW_HOST_TIMEOUTS, createHostSlots, createRedis, registrableDomain, type HostSlots } from "../src/index.ts";
+import { deleteKeysUnder } from "../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../test/support/run-scope.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const redis = createRedis(REDIS_URL, "blocking");
-const prefix = `test_slots_${randomBytes(4).toString("hex")}`;
+const prefix = testPrefix("test_slots");
 
 const slotsWith = (cap: number, leaseMs = 60_000, customerCap = 1_000): HostSlots =>
   createHostSlots(redis, { prefix, cap, customerCap, leaseMs, slowMemoryMs: 60_000, waitMemoryMs: 60_000 });
@@ -14,8 +16,7 @@ const host = () => `receiver-${++n}.test:443`;
 const customer = () => `usr_${randomBytes(4).toString("hex")}`;
 
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteKeysUnder(redis, prefix);
   redis.disconnect();
 });
 

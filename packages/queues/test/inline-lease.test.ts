@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { createInlineLease, createRedis, inlineLeaseKeys, type InlineLease } from "../src/index.ts";
+import { deleteKeysUnder } from "../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../test/support/run-scope.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const redis = createRedis(REDIS_URL, "blocking");
 const other = createRedis(REDIS_URL, "blocking");
-const prefix = `test_lease_${randomBytes(4).toString("hex")}`;
+const prefix = testPrefix("test_lease");
 const keys = inlineLeaseKeys(prefix);
 const leases: InlineLease[] = [];
 const errors: unknown[] = [];
@@ -38,8 +40,7 @@ afterEach(async () => {
   expect(errors.splice(0)).toEqual([]);
 });
 afterAll(async () => {
-  const left = await redis.keys(`${prefix}:*`);
-  if (left.length > 0) await redis.del(...left);
+  await deleteKeysUnder(redis, prefix);
   redis.disconnect();
   other.disconnect();
 });

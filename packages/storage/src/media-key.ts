@@ -19,6 +19,19 @@ export interface CheckedFile {
  * never served as something other than what its name says.
  */
 export function checkFile(key: string, data: Buffer, contentType: string): CheckedFile {
+  const extension = checkKey(key);
+  if (!Buffer.isBuffer(data)) throw new StorageError(`data for "${key}" is not a Buffer`);
+  if (typeof contentType !== "string" || extensionFor(contentType) !== extension) {
+    throw new StorageError(`content type "${String(contentType)}" does not match the extension of "${key}"`);
+  }
+  return { key, contentType: canonicalType(extension) };
+}
+
+/**
+ * The key rules of `checkFile` alone (a delete names keys only): returns the key's extension, or
+ * throws StorageError. A key that could not have been stored cannot name something to remove.
+ */
+export function checkKey(key: string): string {
   if (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) throw refused(key, "must be 1 to 1024 characters");
   if (key.includes("\\")) throw refused(key, "contains a backslash");
   if (key.startsWith("/")) throw refused(key, "is absolute");
@@ -30,11 +43,7 @@ export function checkFile(key: string, data: Buffer, contentType: string): Check
   const dot = name.lastIndexOf(".");
   const extension = dot > 0 ? name.slice(dot + 1) : "";
   if (!isMediaExtension(extension)) throw refused(key, `has an extension that is not stored ("${extension}")`);
-  if (!Buffer.isBuffer(data)) throw new StorageError(`data for "${key}" is not a Buffer`);
-  if (typeof contentType !== "string" || extensionFor(contentType) !== extension) {
-    throw new StorageError(`content type "${String(contentType)}" does not match the extension of "${key}"`);
-  }
-  return { key, contentType: canonicalType(extension) };
+  return extension;
 }
 
 /** The first segment of every archive key; the /cdn route refuses it. */

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -6,7 +5,8 @@ import { createDatabase, type Database } from "@gen/db";
 import { createUser } from "../../../apps/gateway/test/support/test-gateway.ts";
 import { closedPort } from "../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { startApp, type AppProcess } from "./app-process.ts";
-import { connectRedis } from "./private-redis.ts";
+import { deletePrefixAt } from "../../support/redis-keys.ts";
+import { testPrefix } from "../../support/run-scope.ts";
 
 export interface FaultStackOptions {
   databaseUrl: string;
@@ -57,7 +57,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
   const env: Record<string, string> = {
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
-    QUEUE_PREFIX: `faults_${randomBytes(4).toString("hex")}`,
+    QUEUE_PREFIX: testPrefix("faults"),
     PORT: String(port),
     BASE_URL: `http://127.0.0.1:${port}`,
     STORAGE_DIR: storageDir,
@@ -118,7 +118,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       if (process.env.FAULTS_VERBOSE) process.stderr.write(`app output:\n${stack.tails()}\n`);
       await Promise.all([gateway, ...workers].map((p) => p?.kill("SIGKILL")));
       await db.$disconnect().catch(() => {});
-      await deleteQueueKeys(options.redisUrl, env.QUEUE_PREFIX!).catch(() => {});
+      await deletePrefixAt(options.redisUrl, env.QUEUE_PREFIX!).catch(() => {});
       rmSync(storageDir, { recursive: true, force: true });
     },
   };
@@ -130,20 +130,6 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     throw error;
   }
   return stack;
-}
-
-async function deleteQueueKeys(url: string, prefix: string): Promise<void> {
-  const redis = await connectRedis(url, 2000);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** For `.catch()` in a scenario: prints the apps' last log lines, then fails with the error. */

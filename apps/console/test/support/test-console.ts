@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { loadConfig, type Config } from "@gen/config";
 import { newUserId } from "@gen/ids";
@@ -6,6 +5,8 @@ import type { Database } from "@gen/db";
 import { createLogger } from "@gen/logger";
 import { createConsoleApp } from "../../src/console-app.ts";
 import { buildConsoleDeps, closeConsoleDeps, type ConsoleDeps } from "../../src/console-deps.ts";
+import { deletePrefixAt } from "../../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../../test/support/run-scope.ts";
 
 export interface TestConsole {
   app: ReturnType<typeof createConsoleApp>;
@@ -22,9 +23,10 @@ export async function createTestConsole(
   env: Record<string, string> = {},
   patch: (deps: ConsoleDeps) => Partial<ConsoleDeps> = () => ({}),
 ): Promise<TestConsole> {
+  const ownsPrefix = env.QUEUE_PREFIX === undefined;
   const config: Config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
-    QUEUE_PREFIX: `test_${randomBytes(4).toString("hex")}`,
+    QUEUE_PREFIX: testPrefix("test"),
     CONSOLE_BASE_URL: "http://localhost:8081",
     ...env,
   });
@@ -40,10 +42,12 @@ export async function createTestConsole(
     app: createConsoleApp(deps),
     deps,
     async close() {
-      await Promise.race([deps.generationQueue.obliterate({ force: true }).catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       await closeConsoleDeps(deps);
       if (deps.db !== base.db) await base.db.$disconnect();
       if (deps.redis !== base.redis) base.redis.disconnect();
+      // Everything under its prefix (sessions, jobs, counters), bounded: a failure test's Redis may be gone.
+      // A prefix passed in is shared with another instance still running: its owner deletes it.
+      if (ownsPrefix) await deletePrefixAt(config.redisUrl, config.queuePrefix, 2000).catch(() => {});
     },
   };
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { loadConfig, type Config } from "@gen/config";
 import { createDatabase, ensureUser, inTransaction, insertApiKey, revokeApiKey, type Database } from "@gen/db";
@@ -8,6 +7,8 @@ import { createLogger } from "@gen/logger";
 import { createApp } from "../../src/create-app.ts";
 import { buildDeps, closeDeps } from "../../src/services/build-deps.ts";
 import type { GatewayDeps } from "../../src/services/gateway-deps.ts";
+import { deletePrefixAt } from "../../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../../test/support/run-scope.ts";
 
 export interface TestGateway {
   app: ReturnType<typeof createApp>;
@@ -23,9 +24,10 @@ export async function createTestGateway(
   env: Record<string, string> = {},
   patch: (deps: GatewayDeps) => Partial<GatewayDeps> = () => ({}),
 ): Promise<TestGateway> {
+  const ownsPrefix = env.QUEUE_PREFIX === undefined;
   const config: Config = loadConfig({
     DATABASE_URL: process.env.DATABASE_URL,
-    QUEUE_PREFIX: `test_${randomBytes(4).toString("hex")}`,
+    QUEUE_PREFIX: testPrefix("test"),
     POLL_RATE_PER_SEC: "10000",
     POLL_RATE_BURST: "10000",
     SUBMIT_RATE_PER_SEC: "10000",
@@ -50,10 +52,12 @@ export async function createTestGateway(
     deps,
     async close() {
       // Bounded: a queue on a dead Redis (failure tests) would wait for a connection forever.
-      await Promise.race([deps.generationQueue.obliterate({ force: true }).catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       await closeDeps(deps);
       if (deps.db !== base.db) await base.db.$disconnect();
       if (deps.redis !== base.redis) base.redis.disconnect();
+      // Everything under its prefix (jobs, limiter counters, tickets), bounded: a failure test's Redis may be gone.
+      // A prefix passed in is shared with another instance still running: its owner deletes it.
+      if (ownsPrefix) await deletePrefixAt(config.redisUrl, config.queuePrefix, 2000).catch(() => {});
     },
   };
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { loadConfig, type Config } from "@gen/config";
 import { createDatabase, findTask, readDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
@@ -13,6 +12,8 @@ import type { DeliveryDeps } from "../../../src/delivery/delivery-deps.ts";
 import { createDeliveryHostSlots } from "../../../src/delivery/delivery-host-slots.ts";
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "../../../src/delivery/index.ts";
 import { renderTaskBody } from "../../../src/delivery/render-body.ts";
+import { deleteKeysUnder } from "../../../../../test/support/redis-keys.ts";
+import { testPrefix } from "../../../../../test/support/run-scope.ts";
 
 /** The receiver's name; the injected resolver maps it to 127.0.0.1, the only allowed address. */
 export const HOST = "hooks.test.example";
@@ -47,7 +48,7 @@ export type DeliveryFixture = Awaited<ReturnType<typeof createDeliveryFixture>>;
  * that CA.
  */
 export async function createDeliveryFixture(options: FixtureOptions) {
-  const queuePrefix = `test_dlv_${randomBytes(4).toString("hex")}`;
+  const queuePrefix = testPrefix("test_dlv");
   const config: Config = loadConfig({
     DATABASE_URL: options.databaseUrl ?? process.env.DATABASE_URL,
     QUEUE_PREFIX: queuePrefix,
@@ -161,8 +162,9 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     async close(): Promise<void> {
       await Promise.all(workers.splice(0).map((worker) => worker.close()));
       sender.close();
-      await queue.obliterate({ force: true });
       await queue.close();
+      // Jobs, tickets, leases: everything under the prefix.
+      await deleteKeysUnder(redis, queuePrefix);
       redis.disconnect();
       await db.$disconnect();
     },
