@@ -1,5 +1,4 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";

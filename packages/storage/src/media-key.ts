@@ -31,7 +31,7 @@ export function checkFile(key: string, data: Buffer, contentType: string): Check
  * The key rules of `checkFile` alone (a delete names keys only): returns the key's extension, or
  * throws StorageError. A key that could not have been stored cannot name something to remove.
  */
-export function checkKey(key: string): string {
+function checkKey(key: string): string {
   if (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) throw refused(key, "must be 1 to 1024 characters");
   if (key.includes("\\")) throw refused(key, "contains a backslash");
   if (key.startsWith("/")) throw refused(key, "is absolute");
