@@ -1,0 +1,28 @@
+import { mapInput } from "../map-input.ts";
+import { sizeToRatio } from "../aspect-ratio.ts";
+import type { ProviderJob } from "../provider.ts";
+
+/**
+ * Our parameters under the names most Replicate models use (docs/providers.md#replicate). `size`
+ * becomes `aspect_ratio`, its value converted ("1024x1024" -> "1:1"); a catalog entry whose model
+ * takes `width`/`height` or another name maps them with `upstreamInputMap`.
+ */
+export const REPLICATE_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>> = {
+  n: "num_outputs",
+  size: "aspect_ratio",
+  duration_seconds: "duration",
+  image_url: "image",
+};
+
+export function replicateInput(job: Pick<ProviderJob, "params" | "inputMap" | "constantInput">): Record<string, unknown> {
+  const input = mapInput({ params: job.params, inputMap: job.inputMap }, REPLICATE_DEFAULT_INPUT_MAP);
+  if ("aspect_ratio" in input) input.aspect_ratio = sizeToRatio(input.aspect_ratio);
+  return { ...input, ...job.constantInput };
+}
+
+/** `owner/name` runs the model's latest version; `owner/name:version` (or a bare version id) pins one. */
+export function replicateTarget(upstreamModel: string): { model: string } | { version: string } {
+  const colon = upstreamModel.indexOf(":");
+  if (colon >= 0) return { version: upstreamModel.slice(colon + 1) };
+  return upstreamModel.includes("/") ? { model: upstreamModel } : { version: upstreamModel };
+}
