@@ -4,6 +4,8 @@ import { type CompletedResult, UpstreamErrorType, UpstreamJobStatus } from "@gen
 import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";
+import { createReplicateSim } from "./replicate/replicate-sim.ts";
+import { createRunwaySim } from "./runway/runway-sim.ts";
 import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "./padded-answer.ts";
 import { parseUpDirectives, type UpDirectives } from "./up-directives.ts";
 
@@ -171,6 +173,9 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
       .set("Cache-Control", "no-store")
       .send(data);
   });
+
+  app.use("/replicate/v1", createReplicateSim(options));
+  app.use("/runway", createRunwaySim(options));
 
   app.use((_req, res) => {
     res.status(404).json(errorBody(UpstreamErrorType.NotFound, "Route not found"));

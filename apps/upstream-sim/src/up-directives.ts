@@ -22,6 +22,20 @@ export interface UpDirectives {
   hugeSubmit: boolean;
   /** A broken upstream: every poll answer (still running) padded to 700 MB, or never ending. */
   pollAnswer?: "huge" | "endless";
+  /** The job fails upstream as invalid input (a provider that validates while running). */
+  failInput: boolean;
+  /** The first N submits of this input answer 429, with Retry-After `retryAfterSeconds`. */
+  rateLimit?: number;
+  /** The first N polls of the job answer 429, with Retry-After `retryAfterSeconds`. */
+  pollRateLimit?: number;
+  /** The first N polls of the job answer 500. */
+  poll500?: number;
+  /** Retry-After of a simulated 429, in seconds (default 1). */
+  retryAfterSeconds?: number;
+  /** The webhook of a provider that sends one goes this long after the job finished. */
+  callbackDelayMs?: number;
+  /** The webhook is never sent. */
+  callbackLost: boolean;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -44,7 +58,10 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     hang: false,
     mislabel: false,
     hugeSubmit: false,
+    failInput: false,
+    callbackLost: false,
   };
+  const count = (text: string) => (/^\d{1,9}$/.test(text) ? Number(text) : undefined);
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
       if (name === "submit_500") found.submit500 = true;
@@ -63,6 +80,13 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_submit") found.hugeSubmit = true;
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
+      else if (name === "fail_input") found.failInput = true;
+      else if (name === "rate_limit") found.rateLimit ??= count(value);
+      else if (name === "poll_rate_limit") found.pollRateLimit ??= count(value);
+      else if (name === "poll_500") found.poll500 ??= count(value);
+      else if (name === "retry_after") found.retryAfterSeconds ??= count(value);
+      else if (name === "callback_delay_ms") found.callbackDelayMs ??= count(value);
+      else if (name === "callback_lost") found.callbackLost = true;
     }
   }
   return found;
