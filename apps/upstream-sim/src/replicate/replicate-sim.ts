@@ -89,12 +89,20 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
     return data;
   }
 
+  /** A language model's token counts: the prompt's characters / 4 in, one per text piece out. */
+  function languageTokens(prediction: Prediction): { input: number; output: number } | undefined {
+    if (prediction.endpoint !== "essay" && prediction.endpoint !== "humanize") return undefined;
+    const pieces = output(prediction, "");
+    const prompt = String(prediction.input.prompt ?? prediction.input.text ?? "");
+    return { input: Math.ceil(prompt.length / 4), output: Array.isArray(pieces) ? pieces.length : 0 };
+  }
+
   function view(prediction: Prediction, root: string): Json {
     const state = status(prediction);
     const terminal = state === "succeeded" || state === "failed" || state === "canceled";
     const { directives } = prediction;
     const error = state !== "failed" ? null : directives.policyOutput ? FAILURE.policyOutput : directives.policyInput ? FAILURE.policyInput : directives.failInput ? FAILURE.input : FAILURE.failed;
-    const tokens = state === "succeeded" ? jobs.resultOf(prediction).tokens : undefined;
+    const tokens = state === "succeeded" ? languageTokens(prediction) : undefined;
     return {
       id: prediction.id,
       model: prediction.model,
@@ -116,7 +124,7 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
       },
       metrics: {
         ...(terminal ? { predict_time: (jobs.doneAt(prediction) - prediction.createdAt) / 1000 } : {}),
-        ...(tokens && !MEDIA_ENDPOINTS.includes(prediction.endpoint) ? { input_token_count: tokens.input, output_token_count: tokens.output } : {}),
+        ...(tokens ? { input_token_count: tokens.input, output_token_count: tokens.output } : {}),
       },
       ...(prediction.webhook ? { webhook: prediction.webhook, webhook_events_filter: ["completed"] } : {}),
     };
