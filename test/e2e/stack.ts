@@ -111,7 +111,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
           config,
           db: gateway.db,
           catalog: gateway.catalog,
-          providers: createProviderRegistry(config.upstreamUrl, { maxResponseBytes: config.upstreamMaxResponseBytes }),
+          providers: createProviderRegistry(gateway.catalog, config),
           storage: createStorage(config),
           downloadGuard,
           webhookQueue: gateway.webhookQueue,

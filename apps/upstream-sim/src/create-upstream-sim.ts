@@ -51,6 +51,8 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   const maxJobs = options.maxJobs ?? 10_000;
   const jobs = new Map<string, Job>();
   const results = new Map<string, CompletedResult>();
+  /** Submits refused so far per `reference`, for `[[up:submit_429=N]]`. */
+  const refusedSubmits = new Map<string, number>();
 
   function resultOf(job: Job): CompletedResult {
     let result = results.get(job.id);
@@ -86,6 +88,11 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
   const app = express();
   app.disable("x-powered-by");
   app.use(express.json({ limit: "4mb" }));
+  // Every answer names its request, as providers do, for the operator to quote.
+  app.use((_req, res, next) => {
+    res.set("x-request-id", `req_${randomBytes(8).toString("hex")}`);
+    next();
+  });
 
   app.get("/healthz", (_req, res) => {
     res.json({ ok: true });
@@ -98,6 +105,16 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
       return;
     }
     const directives = parseUpDirectives(body.input);
+    if (directives.submit429 !== undefined) {
+      const reference = typeof body.reference === "string" ? body.reference : "";
+      const refused = refusedSubmits.get(reference) ?? 0;
+      if (refused < directives.submit429) {
+        refusedSubmits.set(reference, refused + 1);
+        if (refusedSubmits.size > maxJobs) refusedSubmits.delete(refusedSubmits.keys().next().value as string);
+        res.status(429).set("Retry-After", "1").json(errorBody(UpstreamErrorType.ServerError, "Simulated rate limit"));
+        return;
+      }
+    }
     if (directives.submit500) {
       res.status(500).json(errorBody(UpstreamErrorType.ServerError, "Simulated upstream outage"));
       return;

@@ -1,6 +1,8 @@
 /** Fault injection of the upstream simulator, written into any string of the submitted input. */
 export interface UpDirectives {
   submit500: boolean;
+  /** A provider's quota: the first N submits of one `reference` answer 429 with Retry-After: 1. */
+  submit429?: number;
   reject: boolean;
   policyInput: boolean;
   policyOutput: boolean;
@@ -65,6 +67,7 @@ export function parseUpDirectives(input: unknown): UpDirectives {
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
       if (name === "submit_500") found.submit500 = true;
+      else if (name === "submit_429" && found.submit429 === undefined && /^\d{1,3}$/.test(value)) found.submit429 = Number(value);
       else if (name === "reject") found.reject = true;
       else if (name === "policy_input") found.policyInput = true;
       else if (name === "policy_output") found.policyOutput = true;

@@ -1,7 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { WorkflowError } from "@gen/errors";
-import { PolicyViolation, createHttpProvider, hasOutput, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
+import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, createHttpProvider, hasOutput, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
 import { createUpstreamSim } from "../src/index.ts";
 
 // The HTTP provider against the real upstream simulator on loopback: every mapping of the
@@ -67,24 +66,36 @@ describe("HTTP provider ↔ upstream simulator", () => {
     expect(result).toMatchObject({ state: "completed", data: { word_count: expect.any(Number), text: expect.stringContaining("tides") } });
   });
 
-  it("80001: submit answered 500", async () => {
-    expect(await submitError(job("[[up:submit_500]]"))).toMatchObject({ name: "WorkflowError", code: 80001 });
+  it("unavailable: submit answered 500 (the worker retries it, then 80001), with the request id", async () => {
+    const error = await submitError(job("[[up:submit_500]]"));
+    expect(error).toBeInstanceOf(ProviderUnavailableError);
+    expect(error).toMatchObject({ upstream: { status: 500, message: "Simulated upstream outage", requestId: expect.stringMatching(/^req_/) } });
   });
 
-  it("80001: nothing listening on the port", async () => {
+  it("a quota: 429 with Retry-After for the first N submits of a task, then the job is taken", async () => {
+    const quota = { ...job("[[up:submit_429=2]]"), taskId: "task_00000000000000000000000000000429" };
+    for (let i = 0; i < 2; i++) {
+      const error = await submitError(quota);
+      expect(error).toBeInstanceOf(ProviderUnavailableError);
+      expect(error).toMatchObject({ retryAfterMs: 1000, upstream: { status: 429 } });
+    }
+    await expect(provider.submit(quota)).resolves.toMatchObject({ upstreamId: expect.any(String) });
+  });
+
+  it("unavailable: nothing listening on the port", async () => {
     const probe = createUpstreamSim().listen(0, "127.0.0.1");
     await new Promise((resolve) => probe.once("listening", resolve));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
     const closed = createHttpProvider({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2000 });
-    await expect(closed.submit(job("x"))).rejects.toMatchObject({ name: "WorkflowError", code: 80001 });
+    await expect(closed.submit(job("x"))).rejects.toMatchObject({ name: "ProviderUnavailableError", upstream: { code: "ECONNREFUSED" } });
   });
 
   it("80007: input rejected", async () => {
     const error = await submitError(job("[[up:reject]]"));
-    expect(error).toBeInstanceOf(WorkflowError);
+    expect(error).toBeInstanceOf(UpstreamRejection);
     expect(error).not.toBeInstanceOf(PolicyViolation);
-    expect(error).toMatchObject({ code: 80007 });
+    expect(error).toMatchObject({ code: 80007, upstream: { status: 400, message: "The input was rejected" } });
   });
 
   it("80006 at the input stage: policy verdict at submit", async () => {

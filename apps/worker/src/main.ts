@@ -25,11 +25,13 @@ const SHUTDOWN_GRACE_MS = 15_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger("worker", config.logLevel);
+  const catalog = loadCatalog(config.modelCatalogPath);
+  // Before any connection: a catalog this worker cannot serve (a provider without its credential) stops it with one line.
+  const providers = createProviderRegistry(catalog, config);
   const db = createDatabase(config.databaseUrl, { max: config.databasePoolSize });
   const redis = createRedis(config.redis, "blocking");
   await checkDatabase(db, config.databaseUrl);
   await checkRedis(redis, config.redis);
-  const catalog = loadCatalog(config.modelCatalogPath);
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const storage = createStorage(config);
   const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
       config,
       db,
       catalog,
-      providers: createProviderRegistry(config.upstreamUrl, { maxResponseBytes: config.upstreamMaxResponseBytes }),
+      providers,
       storage,
       downloadGuard,
       webhookQueue,

@@ -1,6 +1,6 @@
 import { CatalogError } from "./catalog-error.ts";
 import type { Endpoint } from "./endpoints.ts";
-import type { ModelEntry, ParameterSchema, Pricing, Provider } from "./model-entry.ts";
+import type { ModelEntry, ParameterSchema, Pricing, Provider, Route } from "./model-entry.ts";
 import { DERIVED_FIELDS, composeRequestSchema } from "./request-schema.ts";
 
 /** One element of `models` after the file passed catalogSchema. */
@@ -21,6 +21,11 @@ export interface RawEntry {
   upstreamModel?: string;
   upstreamUrl?: string;
   simulatedDelayMs?: number;
+  maxConcurrency?: number;
+  fallbacks?: Route[];
+  expectedDurationMs?: number;
+  upstreamInput?: Record<string, unknown>;
+  upstreamInputMap?: Record<string, string | null>;
 }
 
 /** Checks the rules a JSON Schema cannot say and derives the request schema. */
@@ -45,7 +50,13 @@ export function buildEntry(raw: RawEntry): ModelEntry {
   }
   const contentFilter = raw.contentFilter ?? false;
   const schema = composeRequestSchema({ ...raw, contentFilter, parameters });
-  if (raw.pricing) checkPricingParams(raw.pricing, Object.keys(schema.properties as object), fail);
+  const accepted = Object.keys(schema.properties as object);
+  if (raw.pricing) checkPricingParams(raw.pricing, accepted, fail);
+  for (const name of Object.keys(raw.upstreamInputMap ?? {})) {
+    if (!accepted.includes(name)) fail(`upstreamInputMap maps "${name}", which is not a parameter of this model`);
+  }
+  const upstreamModel = raw.upstreamModel ?? raw.id;
+  const primary: Route = { provider: raw.provider, upstreamModel, ...optional("upstreamUrl", raw.upstreamUrl), ...optional("maxConcurrency", raw.maxConcurrency) };
   return {
     id: raw.id,
     endpoint: raw.endpoint,
@@ -61,9 +72,14 @@ export function buildEntry(raw: RawEntry): ModelEntry {
     moderationRefund: { input: 0, output: raw.moderationRefund.output },
     parameters,
     schema,
-    upstreamModel: raw.upstreamModel ?? raw.id,
+    upstreamModel,
     ...optional("upstreamUrl", raw.upstreamUrl),
     ...optional("simulatedDelayMs", raw.simulatedDelayMs),
+    ...optional("maxConcurrency", raw.maxConcurrency),
+    routes: [primary, ...(raw.fallbacks ?? []).map((route) => ({ ...route }))],
+    ...optional("expectedDurationMs", raw.expectedDurationMs),
+    ...optional("upstreamInput", raw.upstreamInput),
+    ...optional("upstreamInputMap", raw.upstreamInputMap),
   };
 }
 

@@ -1,3 +1,4 @@
+import { PROVIDER_KINDS } from "@gen/domain";
 import { ENDPOINTS } from "./endpoints.ts";
 
 const nonNegative = { type: "number", minimum: 0 } as const;
@@ -7,6 +8,19 @@ const optionList = {
   minItems: 1,
   uniqueItems: true,
   items: { type: "string", minLength: 1, maxLength: 100 },
+} as const;
+
+const provider = { enum: [...PROVIDER_KINDS] } as const;
+const upstreamModel = { type: "string", minLength: 1, maxLength: 200 } as const;
+const upstreamUrl = { type: "string", format: "http-url" } as const;
+const maxConcurrency = { type: "integer", minimum: 1 } as const;
+
+/** A further upstream tried at submit when the ones before it are unavailable (README "Routes and fallbacks"). */
+const fallback = {
+  type: "object",
+  required: ["provider", "upstreamModel"],
+  additionalProperties: false,
+  properties: { provider, upstreamModel, upstreamUrl, maxConcurrency },
 } as const;
 
 const pricingFormula = {
@@ -53,7 +67,7 @@ export const catalogSchema = {
         properties: {
           id: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$" },
           endpoint: { enum: [...ENDPOINTS] },
-          provider: { enum: ["simulated", "http"] },
+          provider,
           description: { type: "string" },
           contentFilter: { type: "boolean" },
           maxPromptLength: { type: "integer", minimum: 1 },
@@ -92,9 +106,18 @@ export const catalogSchema = {
               required: { type: "array", uniqueItems: true, items: paramName },
             },
           },
-          upstreamModel: { type: "string", minLength: 1, maxLength: 200 },
-          upstreamUrl: { type: "string", format: "http-url" },
+          upstreamModel,
+          upstreamUrl,
           simulatedDelayMs: { type: "integer", minimum: 0 },
+          maxConcurrency,
+          fallbacks: { type: "array", maxItems: 10, items: fallback },
+          expectedDurationMs: { type: "integer", minimum: 0 },
+          upstreamInput: { type: "object" },
+          upstreamInputMap: {
+            type: "object",
+            propertyNames: paramName,
+            additionalProperties: { anyOf: [{ type: "string", minLength: 1, maxLength: 100 }, { type: "null" }] },
+          },
         },
       },
     },

@@ -1,6 +1,19 @@
+import type { ProviderKind } from "@gen/domain";
 import type { Endpoint } from "./endpoints.ts";
 
-export type Provider = "simulated" | "http";
+/** The adapter of an upstream route; the list is @gen/domain's PROVIDER_KINDS. */
+export type Provider = ProviderKind;
+
+/** One upstream a model can run on: its primary (the entry's own fields) or one of its `fallbacks`. */
+export interface Route {
+  provider: Provider;
+  /** The provider's model id. */
+  upstreamModel: string;
+  /** The provider's API base, as its SDK takes it; absent: the SDK's default (UPSTREAM_URL for "http"). */
+  upstreamUrl?: string;
+  /** Most jobs running at once on this route across the fleet; absent: no cap. */
+  maxConcurrency?: number;
+}
 
 /** A JSON Schema object, as written in the catalog file. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -76,4 +89,14 @@ export interface ModelEntry {
   upstreamUrl?: string;
   /** Default completion delay of the simulated provider; a `[[sim:delay_ms=n]]` directive overrides it. */
   simulatedDelayMs?: number;
+  /** Most upstream jobs of the primary route running at once across the fleet; absent: no cap. */
+  maxConcurrency?: number;
+  /** The upstreams tried at submit, in order: the primary (provider, upstreamModel, upstreamUrl, maxConcurrency), then each fallback. */
+  routes: Route[];
+  /** How long a job usually takes upstream, which shapes the poll schedule; absent: the generic schedule. */
+  expectedDurationMs?: number;
+  /** Constant inputs laid over the mapped parameters in every job sent upstream. */
+  upstreamInput?: Record<string, unknown>;
+  /** Our parameter name -> the provider's input name (null: not sent), over the adapter's default mapping. */
+  upstreamInputMap?: Record<string, string | null>;
 }

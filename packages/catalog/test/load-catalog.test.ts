@@ -106,7 +106,7 @@ describe("invalid catalog files", () => {
       { models: [entry({ endpoint: "songs" })] },
       /\/models\/0\/endpoint \[model test-image\] must be one of "images", "videos", "audio", "detect", "humanize", "essay", "moderations"/,
     ],
-    ["unknown provider", { models: [entry({ provider: "openai" })] }, /\/models\/0\/provider/],
+    ["unknown provider", { models: [entry({ provider: "acme" })] }, /\/models\/0\/provider/],
     ["missing moderationRefund", { models: [entry({ moderationRefund: undefined })] }, /must have required property 'moderationRefund'/],
     ["negative moderation refund", { models: [entry({ moderationRefund: { output: -1 } })] }, /\/models\/0\/moderationRefund\/output/],
     ["input-stage refund not 0", { models: [entry({ moderationRefund: { input: 2, output: 1 } })] }, /\/models\/0\/moderationRefund\/input/],

@@ -1,3 +1,5 @@
+import type { CredentialedProvider } from "./provider-credentials.ts";
+
 /** Everything both apps read from the environment, parsed and validated once at start-up. */
 export interface Config {
   databaseUrl: string;
@@ -38,6 +40,15 @@ export interface Config {
   upstreamAllowedCidrs: string[];
   /** Largest body of an upstream's submit, poll or cancel answer read (UPSTREAM_MAX_RESPONSE_BYTES). */
   upstreamMaxResponseBytes: number;
+  /** Time limit of one request to an upstream provider (UPSTREAM_TIMEOUT_MS). */
+  upstreamTimeoutMs: number;
+  /**
+   * How long after a task started a submit that found every route unavailable (5xx, network
+   * error) is tried again before the task fails 80001 (UPSTREAM_SUBMIT_RETRY_MS). A 429 is waited out whatever it says.
+   */
+  upstreamSubmitRetryMs: number;
+  /** The real providers' credentials that are set (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY, RUNWAYML_API_SECRET). */
+  providerCredentials: Partial<Record<CredentialedProvider, string>>;
   generationTimeoutMs: number;
   downloadMaxBytes: number;
   downloadTimeoutMs: number;

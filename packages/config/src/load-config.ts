@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import path from "node:path";
 import { RENDER_TIMEOUT_MS } from "@gen/domain";
 import type { Config } from "./config.ts";
+import { providerCredentials } from "./provider-credentials.ts";
 import { redisConfig } from "./redis-config.ts";
 import { ConfigError } from "./config-error.ts";
 
@@ -54,6 +55,9 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamUrl: url(env, "UPSTREAM_URL", "http://127.0.0.1:8090"),
     upstreamAllowedCidrs: [],
     upstreamMaxResponseBytes: int(env, "UPSTREAM_MAX_RESPONSE_BYTES", 1024 * 1024, 1),
+    upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 1),
+    upstreamSubmitRetryMs: int(env, "UPSTREAM_SUBMIT_RETRY_MS", 30_000, 0),
+    providerCredentials: providerCredentials(env),
     generationTimeoutMs: int(env, "GENERATION_TIMEOUT_MS", 600_000, 1),
     downloadMaxBytes: int(env, "DOWNLOAD_MAX_BYTES", 50 * 1024 * 1024, 1),
     downloadTimeoutMs: int(env, "DOWNLOAD_TIMEOUT_MS", 30_000, 1),

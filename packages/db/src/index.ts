@@ -12,12 +12,15 @@ export {
   insertTask,
   insertTasks,
   markTaskStarted,
-  recordUpstreamId,
+  recordUpstreamJob,
+  recordFailureCause,
   findStaleOpenTaskIds,
   type Task,
   type NewTask,
   type UserRowLocks,
   type InsertedTasks,
+  type UpstreamJobRef,
+  type FailureCause,
 } from "./tasks.ts";
 export {
   readCredits,

@@ -1,4 +1,4 @@
-import type { DeliveryStatus, Endpoint, LastError, LedgerKind, TaskStatus } from "@gen/domain";
+import type { DeliveryStatus, Endpoint, LastError, LedgerKind, ProviderKind, TaskStatus } from "@gen/domain";
 import type * as G from "./generated/kysely-types.ts";
 
 // The generated row types (prisma-kysely, from prisma/schema.prisma) say `string` for columns that
@@ -11,7 +11,7 @@ export type Tables = {
   idempotency_keys: G.IdempotencyKey;
   ledger_entries: Narrow<G.LedgerEntry, { kind: LedgerKind }>;
   operators: G.Operator;
-  tasks: Narrow<G.Task, { status: TaskStatus; endpoint: Endpoint }>;
+  tasks: Narrow<G.Task, { status: TaskStatus; endpoint: Endpoint; upstream_provider: ProviderKind | null }>;
   users: G.User;
   webhook_attempts: Narrow<G.WebhookAttempt, { outcome: LastError | "delivered" | null }>;
   webhook_deliveries: Narrow<G.WebhookDelivery, { status: DeliveryStatus; last_error: LastError | null }>;

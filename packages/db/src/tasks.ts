@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind } from "@gen/domain";
+import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind, type ProviderKind } from "@gen/domain";
 import type { Row } from "./camel-row.ts";
 import { compiledOnce } from "./compiled-once.ts";
 import { executePrepared } from "./prepared-statements.ts";
@@ -36,6 +36,9 @@ export const TASK_SELECTION = [
   "started_at as startedAt",
   "finished_at as finishedAt",
   "upstream_id as upstreamId",
+  "upstream_provider as upstreamProvider",
+  "upstream_model as upstreamModel",
+  "failure_cause as failureCause",
   "discarded_at as discardedAt",
 ] as const;
 
@@ -265,6 +268,9 @@ function createdTask(task: NewTask, createdAt: Date): Task {
     startedAt: null,
     finishedAt: null,
     upstreamId: null,
+    upstreamProvider: null,
+    upstreamModel: null,
+    failureCause: null,
     discardedAt: null,
   };
 }
@@ -290,14 +296,52 @@ const startStatement = compiledOnce((k, _shape, id: string, now: Date) =>
     .returning(TASK_SELECTION),
 );
 
-/** The provider's job id, recorded at once: a worker taking over after a crash polls this job, never a new one. */
-export async function recordUpstreamId(db: Queryable, id: string, upstreamId: string): Promise<void> {
-  await upstreamStatement(db, "upstream", id, upstreamId, new Date());
+/** Where a task's upstream job runs: the route (provider and its model id) and the job's id there. */
+export interface UpstreamJobRef {
+  provider: ProviderKind;
+  upstreamModel: string;
+  upstreamId: string;
 }
 
-const upstreamStatement = compiledOnce((k, _shape, id: string, upstreamId: string, now: Date) =>
-  k.updateTable("tasks").set({ upstream_id: upstreamId, updated_at: now }).where("id", "=", id),
+/**
+ * The upstream job, recorded at once after its submit: a worker taking over after a crash polls
+ * this job on this route, never a new one on another.
+ */
+export async function recordUpstreamJob(db: Queryable, id: string, job: UpstreamJobRef): Promise<void> {
+  await upstreamStatement(db, "upstream", id, job.upstreamId, job.provider, job.upstreamModel, new Date());
+}
+
+const upstreamStatement = compiledOnce((k, _shape, id: string, upstreamId: string, provider: ProviderKind, upstreamModel: string, now: Date) =>
+  k.updateTable("tasks").set({ upstream_id: upstreamId, upstream_provider: provider, upstream_model: upstreamModel, updated_at: now }).where("id", "=", id),
 );
+
+/**
+ * What the provider said when a task failed, for the operator (the console, the logs); the public
+ * API never reads it. Written just before the task settles, and only while it is open, so a task
+ * a client cancelled meanwhile keeps no cause of a failure it did not have.
+ */
+export interface FailureCause {
+  /** The route that failed: catalog `provider` and `upstreamModel`. */
+  provider?: ProviderKind;
+  upstreamModel?: string;
+  /** HTTP status of the provider's answer; absent for a network error. */
+  status?: number;
+  /** The provider's error text, or the network error's message (at most 500 characters). */
+  message?: string;
+  /** The provider's request id, to quote to its support. */
+  requestId?: string;
+  /** The network error's code (ECONNREFUSED, ETIMEDOUT, ...). */
+  code?: string;
+}
+
+export async function recordFailureCause(db: Queryable, id: string, cause: FailureCause): Promise<void> {
+  await db.$kysely
+    .updateTable("tasks")
+    .set({ failure_cause: JSON.stringify(cause) })
+    .where("id", "=", id)
+    .where("status", "in", OPEN_TASK_STATUSES)
+    .execute();
+}
 
 /**
  * Ids of open, visible tasks not touched since `before`, in id order after `after` (keyset pages of

@@ -16,3 +16,4 @@ export { ENDPOINTS, MEDIA_ENDPOINTS, isEndpoint, type Endpoint } from "./endpoin
 export { RENDER_TIMEOUT_MS, SCHEDULED_ATTEMPTS, type AttemptNo } from "./webhook-schedule.ts";
 export { LEDGER_KINDS, LedgerKind } from "./ledger-kind.ts";
 export { type AttemptOutcome } from "./attempt-outcome.ts";
+export { PROVIDER_KINDS, type ProviderKind } from "./provider-kind.ts";

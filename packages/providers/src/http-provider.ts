@@ -1,9 +1,12 @@
-import { Wf, WorkflowError } from "@gen/errors";
+import { Wf } from "@gen/errors";
 import { AnswerTooLargeError, readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
 import got, { type OptionsInit } from "got";
 import { PolicyViolation } from "./policy-violation.ts";
 import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
 import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
+import { parseRetryAfter } from "./retry-after.ts";
+import type { UpstreamCause } from "./upstream-cause.ts";
+import { UpstreamRejection } from "./upstream-rejection.ts";
 import { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 
 type StreamOptions = Omit<OptionsInit, "isStream">;
@@ -53,6 +56,32 @@ function describe(error: unknown): string {
   return error instanceof AnswerTooLargeError ? `the answer's ${message}` : message;
 }
 
+/** What the upstream said, for the operator: its status, error text and request id. */
+function causeOf(response: CappedAnswer, message: string | undefined): UpstreamCause {
+  const requestId = response.headers["x-request-id"];
+  return {
+    status: response.statusCode,
+    ...(message === undefined ? {} : { message }),
+    ...(typeof requestId === "string" && requestId !== "" ? { requestId: requestId.slice(0, 200) } : {}),
+  };
+}
+
+/** A request that got no answer: the error's text and, for a network error, its code. */
+function networkCause(error: unknown): UpstreamCause {
+  const code = (error as { code?: unknown } | null)?.code;
+  return { message: describe(error).slice(0, MAX_MESSAGE_LENGTH), ...(typeof code === "string" ? { code } : {}) };
+}
+
+/** A 429, or a 5xx: the upstream is there but cannot take the request now; `retryAfterMs` when it said when to come back. */
+function unavailable(what: string, response: CappedAnswer, message: string | undefined): ProviderUnavailableError {
+  const header = response.headers["retry-after"];
+  const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header);
+  return new ProviderUnavailableError(`${what} answered HTTP ${response.statusCode}`, {
+    upstream: causeOf(response, message),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
@@ -81,7 +110,9 @@ export interface HttpProviderOptions {
 
 /**
  * A provider for an upstream speaking the submit-then-poll JSON protocol of README.md. Requests
- * are never retried here: the worker owns retries, and a repeated submit could run a job twice.
+ * are never retried here: the worker owns retries (a 429, a 5xx or no answer is a
+ * ProviderUnavailableError, with the Retry-After the upstream sent), and decides whether a submit
+ * that may have created a job is worth repeating.
  * Every answer is read through the cap downloads use, so a huge or endless answer costs at most
  * `maxResponseBytes` of memory: at submit it fails the submission, at a poll it is a failed poll.
  */
@@ -116,18 +147,20 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream submission failed: ${describe(error)}`);
+        throw new ProviderUnavailableError(`Upstream submission failed: ${describe(error)}`, { cause: error, upstream: networkCause(error) });
       }
       const body = parseBody(response);
       const { type, message } = errorOf(body);
       const status = response.statusCode;
       if (status >= 200 && status < 300) {
         if (typeof body?.id === "string" && body.id !== "") return { upstreamId: body.id };
-        throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream answered ${status} without a job id`);
+        throw new UpstreamRejection(Wf.UpstreamSubmitFailed, causeOf(response, "answered without a job id"));
       }
-      if (status >= 400 && status < 500 && type === UpstreamErrorType.ContentPolicy) throw new PolicyViolation("input", message);
-      if (status === 400 || status === 413 || status === 415 || status === 422) throw new WorkflowError(Wf.InputRejected, message);
-      throw new WorkflowError(Wf.UpstreamSubmitFailed, `Upstream submission failed with HTTP ${status}`);
+      if (status === 429 || status >= 500) throw unavailable("Upstream submission", response, message);
+      if (status >= 400 && status < 500 && type === UpstreamErrorType.ContentPolicy) throw new PolicyViolation("input", message, causeOf(response, message));
+      if (status === 400 || status === 413 || status === 415 || status === 422) throw new UpstreamRejection(Wf.InputRejected, causeOf(response, message));
+      // 401, 403, 404, a redirect: the upstream is there and will not take this job, whenever asked.
+      throw new UpstreamRejection(Wf.UpstreamSubmitFailed, causeOf(response, message ?? `HTTP ${status}`));
     },
 
     async poll(upstreamId, signal): Promise<ProviderResult> {
@@ -138,12 +171,16 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new ProviderUnavailableError(`Upstream poll failed: ${describe(error)}`, { cause: error });
+        throw new ProviderUnavailableError(`Upstream poll failed: ${describe(error)}`, { cause: error, upstream: networkCause(error) });
       }
-      if (response.statusCode === 404) return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the job" };
+      if (response.statusCode === 404) {
+        const message = "Upstream does not know the job";
+        return { state: "failed", code: Wf.UpstreamFailed, message, upstream: causeOf(response, message) };
+      }
       const body = parseBody(response);
-      if (response.statusCode !== 200 || !body) throw new ProviderUnavailableError(`Upstream poll answered HTTP ${response.statusCode}`);
+      if (response.statusCode !== 200 || !body) throw unavailable("Upstream poll", response, errorOf(body).message);
       const { type, message } = errorOf(body);
+      const failed = <T extends object>(result: T) => ({ ...withMessage(result, message), upstream: causeOf(response, message) });
       switch (body.status) {
         case UpstreamJobStatus.Queued:
         case UpstreamJobStatus.Running:
@@ -151,13 +188,13 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
         case UpstreamJobStatus.Succeeded:
           return succeeded(body);
         case UpstreamJobStatus.Canceled:
-          return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream job was canceled" };
+          return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream job was canceled", upstream: causeOf(response, "canceled upstream") };
         case UpstreamJobStatus.Failed:
-          if (type === UpstreamErrorType.ContentPolicy) return withMessage({ state: "failed", code: Wf.ContentPolicy, stage: "output" }, message);
-          if (type === UpstreamErrorType.InvalidInput) return withMessage({ state: "failed", code: Wf.InputRejected }, message);
-          return withMessage({ state: "failed", code: Wf.UpstreamFailed }, message);
+          if (type === UpstreamErrorType.ContentPolicy) return failed({ state: "failed", code: Wf.ContentPolicy, stage: "output" });
+          if (type === UpstreamErrorType.InvalidInput) return failed({ state: "failed", code: Wf.InputRejected });
+          return failed({ state: "failed", code: Wf.UpstreamFailed });
         default:
-          throw new ProviderUnavailableError(`Upstream poll answered an unknown status ${JSON.stringify(body.status)}`);
+          throw new ProviderUnavailableError(`Upstream poll answered an unknown status ${JSON.stringify(body.status)}`, { upstream: causeOf(response, undefined) });
       }
     },
 

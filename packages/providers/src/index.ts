@@ -15,6 +15,7 @@ export { UpstreamRejection } from "./upstream-rejection.ts";
 export { causeMessage, type UpstreamCause } from "./upstream-cause.ts";
 export { createCappedFetch, type CappedFetchOptions } from "./capped-fetch.ts";
 export { mapInput } from "./map-input.ts";
+export { parseRetryAfter } from "./retry-after.ts";
 export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";
 export { createReplicateProvider, REPLICATE_DEFAULT_BASE_URL } from "./replicate/replicate-provider.ts";

@@ -1,9 +1,9 @@
-import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
+import { MEDIA_ENDPOINTS, type Endpoint, type ProviderKind } from "@gen/domain";
 import type { Wf } from "@gen/errors";
 import type { UpstreamCause } from "./upstream-cause.ts";
 
-/** Which adapter serves an upstream route (catalog `provider`). */
-export type ProviderKind = "simulated" | "http" | "replicate" | "fal" | "openai" | "runway";
+/** Which adapter serves an upstream route (catalog `provider`); the list is @gen/domain's PROVIDER_KINDS. */
+export type { ProviderKind };
 
 export interface ProviderJob {
   taskId: string;

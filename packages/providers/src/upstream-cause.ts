@@ -9,6 +9,8 @@ export interface UpstreamCause {
   message?: string;
   /** The provider's request id (`x-request-id` and the like), to quote to its support. */
   requestId?: string;
+  /** A network error's code (ECONNREFUSED, ETIMEDOUT, ...); absent when the provider answered. */
+  code?: string;
 }
 
 const MAX_MESSAGE_LENGTH = 500;

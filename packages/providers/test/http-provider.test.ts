@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WorkflowError } from "@gen/errors";
-import { PolicyViolation, ProviderUnavailableError, createHttpProvider, type ProviderJob } from "../src/index.ts";
+import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, createHttpProvider, parseRetryAfter, type ProviderJob } from "../src/index.ts";
 import { closeServer, listenOnLoopback } from "./support/loopback-server.ts";
 
 // Protocol edge cases against a scripted server; apps/upstream-sim/test runs the provider against
@@ -13,9 +13,9 @@ let base: string;
 let handler: Handler;
 const seen: Array<{ method: string; url: string; body: string }> = [];
 
-function reply(status: number, body: unknown): Handler {
+function reply(status: number, body: unknown, headers: Record<string, string> = {}): Handler {
   return (_req, _body, res) => {
-    res.writeHead(status, { "content-type": "application/json" });
+    res.writeHead(status, { "content-type": "application/json", ...headers });
     res.end(typeof body === "string" ? body : JSON.stringify(body));
   };
 }
@@ -74,9 +74,6 @@ describe("HTTP provider submit", () => {
     [400, { error: "invalid_input" }, 80007],
     [413, "", 80007],
     [422, { error: { type: "unprocessable" } }, 80007],
-    [500, { error: "server_error" }, 80001],
-    [503, "", 80001],
-    [429, "", 80001],
     [404, "", 80001],
     [401, "", 80001],
     [202, { status: "running" }, 80001],
@@ -86,9 +83,42 @@ describe("HTTP provider submit", () => {
     const error = await createHttpProvider({ baseUrl: base })
       .submit(job)
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(WorkflowError);
+    expect(error).toBeInstanceOf(UpstreamRejection);
     expect(error).not.toBeInstanceOf(PolicyViolation);
     expect((error as WorkflowError).code).toBe(code);
+  });
+
+  it("keeps what the upstream said for the operator: status, error text, request id", async () => {
+    handler = reply(400, { error: { type: "invalid_input", message: "n must be at most 4" } }, { "x-request-id": "req-abc" });
+    const error = await createHttpProvider({ baseUrl: base })
+      .submit(job)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 80007, upstream: { status: 400, message: "n must be at most 4", requestId: "req-abc" } });
+  });
+
+  it.each([
+    [429, {}, undefined],
+    [429, { "retry-after": "7" }, 7000],
+    [503, { "retry-after": "2" }, 2000],
+    [500, {}, undefined],
+    [502, {}, undefined],
+  ])("HTTP %i %j is unavailable (retried by the worker), retryAfterMs %s", async (status, headers, retryAfterMs) => {
+    handler = reply(status, { error: { type: "server_error", message: "busy" } }, headers);
+    const error = await createHttpProvider({ baseUrl: base })
+      .submit(job)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderUnavailableError);
+    expect((error as ProviderUnavailableError).retryAfterMs).toBe(retryAfterMs);
+    expect((error as ProviderUnavailableError).upstream).toMatchObject({ status, message: "busy" });
+  });
+
+  it("reads Retry-After as an HTTP date too", async () => {
+    handler = reply(429, "", { "retry-after": new Date(Date.now() + 30_000).toUTCString() });
+    const error = (await createHttpProvider({ baseUrl: base })
+      .submit(job)
+      .catch((e: unknown) => e)) as ProviderUnavailableError;
+    expect(error.retryAfterMs).toBeGreaterThan(28_000);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(30_000);
   });
 
   it.each([
@@ -103,10 +133,14 @@ describe("HTTP provider submit", () => {
     expect(error).toMatchObject({ code: 80006, stage: "input" });
   });
 
-  it("gives 80001 on a refused connection and on a timeout", async () => {
-    await expect(createHttpProvider({ baseUrl: await closedPort() }).submit(job)).rejects.toMatchObject({ name: "WorkflowError", code: 80001 });
+  it("is unavailable on a refused connection (with its code) and on a timeout", async () => {
+    const refused = await createHttpProvider({ baseUrl: await closedPort() })
+      .submit(job)
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ProviderUnavailableError);
+    expect(refused).toMatchObject({ upstream: { code: "ECONNREFUSED" } });
     handler = () => {}; // never answers
-    await expect(createHttpProvider({ baseUrl: base, timeoutMs: 100 }).submit(job)).rejects.toMatchObject({ code: 80001 });
+    await expect(createHttpProvider({ baseUrl: base, timeoutMs: 100 }).submit(job)).rejects.toBeInstanceOf(ProviderUnavailableError);
   });
 
   it("never retries a submit", async () => {
@@ -166,15 +200,28 @@ describe("HTTP provider poll", () => {
       code: 80006,
       stage: "output",
       message: "nope",
+      upstream: { status: 200, message: "nope" },
     });
-    await expect(poll({ status: "failed", error: { type: "invalid_input" } })).resolves.toEqual({ state: "failed", code: 80007 });
-    await expect(poll({ status: "failed", error: { type: "failed", message: "boom" } })).resolves.toEqual({ state: "failed", code: 80003, message: "boom" });
-    await expect(poll({ status: "failed" })).resolves.toEqual({ state: "failed", code: 80003 });
+    await expect(poll({ status: "failed", error: { type: "invalid_input" } })).resolves.toEqual({ state: "failed", code: 80007, upstream: { status: 200 } });
+    await expect(poll({ status: "failed", error: { type: "failed", message: "boom" } })).resolves.toEqual({
+      state: "failed",
+      code: 80003,
+      message: "boom",
+      upstream: { status: 200, message: "boom" },
+    });
+    await expect(poll({ status: "failed" })).resolves.toEqual({ state: "failed", code: 80003, upstream: { status: 200 } });
     await expect(poll({ status: "canceled" })).resolves.toMatchObject({ state: "failed", code: 80003 });
   });
 
   it("maps 404 to 80003: the upstream lost the job", async () => {
     await expect(poll({ error: "not_found" }, 404)).resolves.toMatchObject({ state: "failed", code: 80003 });
+  });
+
+  it("a 429 or 503 with Retry-After is unavailable for that long", async () => {
+    handler = reply(429, "", { "retry-after": "3" });
+    await expect(createHttpProvider({ baseUrl: base }).poll("a")).rejects.toMatchObject({ name: "ProviderUnavailableError", retryAfterMs: 3000 });
+    handler = reply(503, "", { "retry-after": "1" });
+    await expect(createHttpProvider({ baseUrl: base }).poll("a")).rejects.toMatchObject({ name: "ProviderUnavailableError", retryAfterMs: 1000 });
   });
 
   it("throws ProviderUnavailableError when there is no usable answer", async () => {
@@ -196,5 +243,26 @@ describe("HTTP provider cancel", () => {
     handler = reply(500, "");
     await expect(createHttpProvider({ baseUrl: base }).cancel("a")).resolves.toBeUndefined();
     await expect(createHttpProvider({ baseUrl: await closedPort() }).cancel("a")).resolves.toBeUndefined();
+  });
+});
+
+describe("Retry-After", () => {
+  it.each([
+    ["0", 0],
+    ["120", 120_000],
+    [" 5 ", 5000],
+    ["Wed, 21 Oct 2015 07:28:00 GMT", 0],
+    ["soon", undefined],
+    ["-1", undefined],
+    ["1.5", undefined],
+    ["", undefined],
+  ])("%j is %s ms", (value, ms) => {
+    expect(parseRetryAfter(value, Date.parse("2026-01-01T00:00:00Z"))).toBe(ms);
+  });
+
+  it("a date in the future is the time until it", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    expect(parseRetryAfter("Thu, 01 Jan 2026 00:01:00 GMT", now)).toBe(60_000);
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
 });

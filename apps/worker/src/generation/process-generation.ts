@@ -1,20 +1,52 @@
-import type { ModelEntry } from "@gen/catalog";
+import type { ModelEntry, Route } from "@gen/catalog";
 import { isTerminalTask, TaskStatus } from "@gen/domain";
-import { findTask, markTaskStarted, recordUpstreamId, type Task } from "@gen/db";
+import { findTask, markTaskStarted, recordFailureCause, recordUpstreamJob, type FailureCause, type Task } from "@gen/db";
 import { Wf, WorkflowError, type WorkflowCode } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
-import { PolicyViolation, ProviderUnavailableError, hasOutput, type CompletedResult, type PolicyStage, type Provider, type ProviderJob } from "@gen/providers";
+import {
+  PolicyViolation,
+  ProviderUnavailableError,
+  UpstreamRejection,
+  hasOutput,
+  type CompletedResult,
+  type PolicyStage,
+  type Provider,
+  type ProviderJob,
+  type ProviderResult,
+  type UpstreamCause,
+} from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/ledger";
 import { prepareHandOff } from "@gen/webhook-delivery";
+import { claimRoute } from "./claim-route.ts";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
 import { storeOutputs } from "./store-outputs.ts";
+import { boundedRetryAfter, quotaWaitMs, submitRetryDelayMs } from "./upstream-waits.ts";
 
-type Finish = { kind: "completed"; result: CompletedResult } | { kind: "failed"; code: WorkflowCode; stage?: PolicyStage };
-/** The upstream job is still running: poll it again at `pollAt` (epoch ms). */
+/** The task's job upstream: the route that took it, the provider serving that route, the job's id there. */
+interface UpstreamJob {
+  route: Route;
+  provider: Provider;
+  upstreamId: string;
+}
+
+type Finish =
+  | { kind: "completed"; result: CompletedResult; job: UpstreamJob }
+  /** `cause` is what the provider said, for the operator only (the task row's failure_cause, the logs). */
+  | { kind: "failed"; code: WorkflowCode; stage?: PolicyStage; cause?: FailureCause };
+/** Not done yet: run the next step at `pollAt` (epoch ms). */
 type Pending = { kind: "pending"; pollAt: number };
+
+/** The task's time frame (epoch ms): when it started, and its generation cap (GENERATION_TIMEOUT_MS, 80002). */
+interface Clock {
+  startedAt: number;
+  deadline: number;
+}
+
+/** A submit that got no usable answer from a route. */
+type Unavailable = { route: Route; error: ProviderUnavailableError };
 
 /**
  * One step of a task: the first submits it upstream, each later one polls once. Returns when the
@@ -23,10 +55,10 @@ type Pending = { kind: "pending"; pollAt: number };
  * (`runGenerationJob`), so a worker tracks any number of running upstream jobs.
  *
  * Safe to run twice (BullMQ delivers at least once, and a job whose worker died is re-delivered):
- * it reloads the task, returns if it is terminal, resumes the upstream job recorded in
- * `upstream_id` instead of submitting a second one, and settles through `settleTask`, which moves
- * the task only once. Infrastructure errors (database, Redis) are thrown so that BullMQ retries the
- * job; workflow failures end the task.
+ * it reloads the task, returns if it is terminal, resumes the upstream job recorded on the task
+ * (`upstream_id` on the route `upstream_provider`/`upstream_model`) instead of submitting a
+ * second one, and settles through `settleTask`, which moves the task only once. Infrastructure
+ * errors (database, Redis) are thrown so that BullMQ retries the job; workflow failures end the task.
  */
 export async function generationStep(deps: GenerationDeps, taskId: string): Promise<number | undefined> {
   // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
@@ -45,9 +77,8 @@ export async function generationStep(deps: GenerationDeps, taskId: string): Prom
     await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed });
     return undefined;
   }
-  const deadline = task.startedAt!.getTime() + deps.config.generationTimeoutMs;
-  const provider = deps.providers(model);
-  const outcome = await advance(deps, task, model, provider, deadline);
+  const startedAt = task.startedAt!.getTime();
+  const outcome = await advance(deps, task, model, { startedAt, deadline: startedAt + deps.config.generationTimeoutMs });
   if (outcome.kind === "pending") return outcome.pollAt;
   await finish(deps, task, model, outcome);
   return undefined;
@@ -66,13 +97,10 @@ export async function processGeneration(deps: GenerationDeps, taskId: string): P
  * its outcome.
  */
 async function cancelUpstreamOfCanceled(deps: GenerationDeps, task: Task): Promise<void> {
-  if (task.upstreamId === null || task.errorCode !== Wf.Canceled) return;
+  if (task.errorCode !== Wf.Canceled) return;
   const model = deps.catalog.model(task.model);
-  if (model)
-    await deps
-      .providers(model)
-      .cancel(task.upstreamId)
-      .catch(() => {});
+  const job = model && recordedJob(deps, task, model);
+  if (job) await job.provider.cancel(job.upstreamId).catch(() => {});
 }
 
 /**
@@ -87,76 +115,178 @@ async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | nul
   return current.discardedAt ? null : current;
 }
 
-async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, provider: Provider, deadline: number): Promise<Finish | Pending> {
-  let upstreamId = task.upstreamId;
-  try {
-    if (Date.now() >= deadline) return await timedOut(provider, upstreamId);
-    if (!upstreamId) {
-      const job: ProviderJob = {
-        taskId: task.id,
-        endpoint: task.endpoint,
-        model: model.id,
-        upstreamModel: model.upstreamModel,
-        params: task.input as Record<string, unknown>,
-        delayMs: model.simulatedDelayMs,
-      };
-      upstreamId = (await provider.submit(job)).upstreamId;
-      // Recorded at once: a worker that takes over after a crash polls this job, never a new one.
-      await recordUpstreamId(deps.db, task.id, upstreamId);
-    }
-    let result;
+/** The step proper: poll the recorded job, or submit one and take its first answer. */
+async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, clock: Clock): Promise<Finish | Pending> {
+  const recorded = recordedJob(deps, task, model);
+  if (Date.now() >= clock.deadline) return timedOut(recorded);
+  if (recorded) return judge(deps, task, recorded, await pollJob(recorded), clock);
+  const submitted = await submitToRoutes(deps, task, model);
+  if (submitted.kind !== "submitted") return submitted.kind === "unavailable" ? submitLater(deps, task, submitted.failures, clock) : submitted;
+  // A synchronous API (OpenAI Images, Moderations) answered with the result itself: no poll.
+  return judge(deps, task, submitted.job, submitted.result ?? (await pollJob(submitted.job)), clock);
+}
+
+/**
+ * The job recorded on the task, on the route it was created on. A task recorded before routes were
+ * (no upstream_provider) ran on the primary; a route the catalog no longer lists is still polled
+ * where the task says, with that provider's default base.
+ */
+function recordedJob(deps: GenerationDeps, task: Task, model: ModelEntry): UpstreamJob | undefined {
+  if (task.upstreamId === null) return undefined;
+  const route =
+    task.upstreamProvider === null
+      ? model.routes[0]!
+      : (model.routes.find((r) => r.provider === task.upstreamProvider && r.upstreamModel === task.upstreamModel) ?? {
+          provider: task.upstreamProvider,
+          upstreamModel: task.upstreamModel ?? model.upstreamModel,
+        });
+  return { route, provider: deps.providers(route), upstreamId: task.upstreamId };
+}
+
+type SubmitOutcome = { kind: "submitted"; job: UpstreamJob; result?: ProviderResult } | { kind: "unavailable"; failures: Unavailable[] } | Finish;
+
+/**
+ * Submits to the model's routes in order (the primary, then its fallbacks), moving on when one is
+ * unavailable (429, 5xx, network error) or has no free slot. The first that takes the job is
+ * recorded at once, so a worker taking over after a crash polls this job, never a new one. A
+ * refusal (invalid input, a policy verdict) ends the task: another provider would refuse it too.
+ */
+async function submitToRoutes(deps: GenerationDeps, task: Task, model: ModelEntry): Promise<SubmitOutcome> {
+  const failures: Unavailable[] = [];
+  for (const route of model.routes) {
+    if (!(await claimRoute(deps, task, model, route))) continue;
+    const provider = deps.providers(route);
+    let submitted;
     try {
-      result = await provider.poll(upstreamId);
+      submitted = await provider.submit(jobFor(task, model, route));
     } catch (error) {
-      if (!(error instanceof ProviderUnavailableError)) throw error;
-      // Transient by design (an outage fails every running task's poll): not worth a warning each time.
-      deps.logger.debug("upstream poll failed; polling again", { task_id: task.id, err: error.message });
-      result = { state: "running" as const };
+      if (!(error instanceof ProviderUnavailableError)) return refused(route, error);
+      deps.logger.info("upstream unavailable at submit", { task_id: task.id, cause: unavailableCause(route, error) });
+      failures.push({ route, error });
+      continue;
     }
-    if (result.state === "completed") {
-      return hasOutput(task.endpoint, result) ? { kind: "completed", result } : { kind: "failed", code: Wf.NoOutput };
-    }
-    if (result.state === "failed") return { kind: "failed", code: result.code, stage: result.stage };
-    const now = Date.now();
-    const wait = pollDelayMs(now - task.startedAt!.getTime());
-    if (now + wait >= deadline) return await timedOut(provider, upstreamId);
-    return { kind: "pending", pollAt: now + wait };
+    await recordUpstreamJob(deps.db, task.id, { provider: route.provider, upstreamModel: route.upstreamModel, upstreamId: submitted.upstreamId });
+    return { kind: "submitted", job: { route, provider, upstreamId: submitted.upstreamId }, ...(submitted.result ? { result: submitted.result } : {}) };
+  }
+  return { kind: "unavailable", failures };
+}
+
+function jobFor(task: Task, model: ModelEntry, route: Route): ProviderJob {
+  const job: ProviderJob = {
+    taskId: task.id,
+    endpoint: task.endpoint,
+    model: model.id,
+    upstreamModel: route.upstreamModel,
+    params: task.input as Record<string, unknown>,
+    delayMs: model.simulatedDelayMs,
+  };
+  if (model.upstreamInputMap) job.inputMap = model.upstreamInputMap;
+  if (model.upstreamInput) job.constantInput = model.upstreamInput;
+  return job;
+}
+
+/**
+ * No route took the job. A provider that asked us to wait (429, or Retry-After) is waited out:
+ * that never fails the task before its generation cap (80002). An outage (5xx, network error) is
+ * retried within UPSTREAM_SUBMIT_RETRY_MS of the task's start, then fails it 80001. Routes all
+ * without a free slot: tried again shortly.
+ */
+function submitLater(deps: GenerationDeps, task: Task, failures: Unavailable[], clock: Clock): Finish | Pending {
+  const now = Date.now();
+  const last = failures.at(-1);
+  if (!last) return { kind: "pending", pollAt: Math.min(now + submitRetryDelayMs(0), clock.deadline) };
+  const asked = failures.map((failure) => quotaWaitMs(failure.error)).filter((wait) => wait !== undefined);
+  if (asked.length > 0) {
+    const pollAt = now + Math.min(...asked);
+    if (pollAt >= clock.deadline) return { kind: "failed", code: Wf.PollingTimeout, cause: unavailableCause(last.route, last.error) };
+    return { kind: "pending", pollAt };
+  }
+  const pollAt = now + submitRetryDelayMs(now - clock.startedAt);
+  if (pollAt <= clock.startedAt + deps.config.upstreamSubmitRetryMs && pollAt < clock.deadline) return { kind: "pending", pollAt };
+  return { kind: "failed", code: Wf.UpstreamSubmitFailed, cause: unavailableCause(last.route, last.error) };
+}
+
+/** One poll. A poll without an answer is transient (an outage fails every running task's poll): the job is polled again, after the wait the provider asked for. */
+async function pollJob(job: UpstreamJob): Promise<ProviderResult | { state: "running"; retryAfterMs?: number } | Finish> {
+  try {
+    return await job.provider.poll(job.upstreamId);
   } catch (error) {
-    if (error instanceof PolicyViolation) return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage };
-    if (error instanceof WorkflowError) {
-      // The task only says 80001; the reason (an outage, an answer over the cap) is for the operator.
-      if (error.code === Wf.UpstreamSubmitFailed) deps.logger.warn("upstream submission failed", { task_id: task.id, err: error.message });
-      return { kind: "failed", code: error.code };
-    }
-    throw error;
+    if (!(error instanceof ProviderUnavailableError)) return refused(job.route, error);
+    return { state: "running", ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
   }
 }
 
-async function timedOut(provider: Provider, upstreamId: string | null): Promise<Finish> {
-  if (upstreamId) await provider.cancel(upstreamId).catch(() => {});
-  return { kind: "failed", code: Wf.PollingTimeout };
+/** Maps the upstream's answer to the task's fate: done, failed with a workflow code, or polled again. */
+async function judge(
+  deps: GenerationDeps,
+  task: Task,
+  job: UpstreamJob,
+  answer: Awaited<ReturnType<typeof pollJob>>,
+  clock: Clock,
+): Promise<Finish | Pending> {
+  if ("kind" in answer) return answer;
+  switch (answer.state) {
+    case "completed":
+      if (hasOutput(task.endpoint, answer)) return { kind: "completed", result: answer, job };
+      return { kind: "failed", code: Wf.NoOutput, cause: routeCause(job.route, { message: "completed without outputs" }) };
+    case "failed":
+      return {
+        kind: "failed",
+        code: answer.code,
+        ...(answer.stage ? { stage: answer.stage } : {}),
+        cause: routeCause(job.route, answer.upstream ?? { message: answer.message }),
+      };
+    default:
+      return nextPoll(deps, task, job, "retryAfterMs" in answer ? answer.retryAfterMs : undefined, clock);
+  }
+}
+
+/** The next poll by the schedule, or later when the provider asked for it; none past the generation cap. */
+async function nextPoll(_deps: GenerationDeps, _task: Task, job: UpstreamJob, retryAfterMs: number | undefined, clock: Clock): Promise<Finish | Pending> {
+  const now = Date.now();
+  const wait = Math.max(pollDelayMs(now - clock.startedAt), retryAfterMs === undefined ? 0 : boundedRetryAfter(retryAfterMs));
+  if (now + wait >= clock.deadline) return timedOut(job);
+  return { kind: "pending", pollAt: now + wait };
+}
+
+/** The generation cap is reached (80002): the upstream job, if any, is cancelled (best effort) before the task settles. */
+async function timedOut(job: UpstreamJob | undefined): Promise<Finish> {
+  if (job) await job.provider.cancel(job.upstreamId).catch(() => {});
+  return { kind: "failed", code: Wf.PollingTimeout, ...(job ? { cause: routeCause(job.route, { message: "generation cap reached" }) } : {}) };
+}
+
+/** A provider's refusal as the task's failure: 80006 with its stage, or the rejection's own code (80007, 80003, 80001). */
+function refused(route: Route, error: unknown): Finish {
+  if (error instanceof PolicyViolation) return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage, cause: routeCause(route, error.upstream ?? { message: error.message }) };
+  if (error instanceof UpstreamRejection) return { kind: "failed", code: error.code, cause: routeCause(route, error.upstream) };
+  if (error instanceof WorkflowError) return { kind: "failed", code: error.code, cause: routeCause(route, { message: error.message }) };
+  throw error;
+}
+
+function routeCause(route: Route, upstream: UpstreamCause | undefined): FailureCause {
+  const cause: FailureCause = { provider: route.provider, upstreamModel: route.upstreamModel };
+  for (const key of ["status", "message", "requestId", "code"] as const) {
+    if (upstream?.[key] !== undefined) Object.assign(cause, { [key]: upstream[key] });
+  }
+  return cause;
+}
+
+/** An unavailable route's cause: what the provider said, or the network error and its code. */
+function unavailableCause(route: Route, error: ProviderUnavailableError): FailureCause {
+  if (error.upstream) return routeCause(route, error.upstream);
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return routeCause(route, { message: error.message, ...(typeof code === "string" ? { code } : {}) });
 }
 
 async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | undefined, outcome: Finish): Promise<void> {
-  let settlement: TaskOutcome;
-  if (outcome.kind === "failed") {
-    settlement = { status: TaskStatus.Failed, code: outcome.code, charge: failedCharge(model, task.reservedCredits, outcome.code, outcome.stage) };
-  } else {
-    // A completed result only ever comes from a catalog model's provider.
-    if (!model) return;
-    try {
-      const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps);
-      const tokens = model.pricing?.method === "tokens" ? outcome.result.tokens : undefined;
-      settlement = { status: TaskStatus.Completed, output, charge: completedCharge(model, task.reservedCredits, tokens), tokens };
-    } catch (error) {
-      if (!(error instanceof WorkflowError)) throw error;
-      deps.logger.warn("storing outputs failed", { task_id: task.id, err: error.cause ?? error });
-      settlement = { status: TaskStatus.Failed, code: error.code, charge: 0 };
-    }
+  const settlement = await settlementOf(deps, task, model, outcome);
+  if (settlement.cause) {
+    deps.logger.warn("task failed", { task_id: task.id, code: settlement.outcome.status === TaskStatus.Failed ? settlement.outcome.code : undefined, cause: settlement.cause });
+    await recordFailureCause(deps.db, task.id, settlement.cause);
   }
   // With the receiver's ticket taken first, the terminal statement claims attempt 1 too: after the commit it is sent at once.
   const handOff = prepareHandOff(deps, task);
-  const settled = await settleTask(deps.db, task, settlement, await handOff.claimFirst()).catch(async (error: unknown) => {
+  const settled = await settleTask(deps.db, task, settlement.outcome, await handOff.claimFirst()).catch(async (error: unknown) => {
     await handOff.abandoned();
     throw error;
   });
@@ -164,4 +294,28 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
   recordTaskFinished(deps.metrics, settled);
   deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
   await handOff.settled(settled);
+}
+
+/** The charge and outcome of a finished step; a completed result is stored first (80005 when that fails). */
+async function settlementOf(
+  deps: GenerationDeps,
+  task: Task,
+  model: ModelEntry | undefined,
+  outcome: Finish,
+): Promise<{ outcome: TaskOutcome; cause?: FailureCause }> {
+  if (outcome.kind === "failed") {
+    const charge = failedCharge(model, task.reservedCredits, outcome.code, outcome.stage);
+    return { outcome: { status: TaskStatus.Failed, code: outcome.code, charge }, ...(outcome.cause ? { cause: outcome.cause } : {}) };
+  }
+  // A completed result only ever comes from a catalog model's provider.
+  if (!model) throw new Error(`task ${task.id} completed for a model not in the catalog`);
+  try {
+    const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps);
+    const tokens = model.pricing?.method === "tokens" ? outcome.result.tokens : undefined;
+    return { outcome: { status: TaskStatus.Completed, output, charge: completedCharge(model, task.reservedCredits, tokens), tokens } };
+  } catch (error) {
+    if (!(error instanceof WorkflowError)) throw error;
+    const reason = error.cause instanceof Error ? error.cause.message : error.message;
+    return { outcome: { status: TaskStatus.Failed, code: error.code, charge: 0 }, cause: routeCause(outcome.job.route, { message: `storing outputs failed: ${reason}` }) };
+  }
 }
