@@ -26,13 +26,11 @@ export interface UpDirectives {
   pollAnswer?: "huge" | "endless";
   /** The job fails upstream as invalid input (a provider that validates while running). */
   failInput: boolean;
-  /** The first N submits of this input answer 429, with Retry-After `retryAfterSeconds`. */
-  rateLimit?: number;
-  /** The first N polls of the job answer 429, with Retry-After `retryAfterSeconds`. */
+  /** The first N polls of the job answer 429, with Retry-After (`retryAfterSeconds`). */
   pollRateLimit?: number;
   /** The first N polls of the job answer 500. */
   poll500?: number;
-  /** Retry-After of a simulated 429, in seconds (default 1). */
+  /** Retry-After of a provider simulator's 429 (`submit_429`, `poll_429`), in seconds (default 1). */
   retryAfterSeconds?: number;
   /** The webhook of a provider that sends one goes this long after the job finished. */
   callbackDelayMs?: number;
@@ -84,8 +82,7 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
       else if (name === "fail_input") found.failInput = true;
-      else if (name === "rate_limit") found.rateLimit ??= count(value);
-      else if (name === "poll_rate_limit") found.pollRateLimit ??= count(value);
+      else if (name === "poll_429") found.pollRateLimit ??= count(value);
       else if (name === "poll_500") found.poll500 ??= count(value);
       else if (name === "retry_after") found.retryAfterSeconds ??= count(value);
       else if (name === "callback_delay_ms") found.callbackDelayMs ??= count(value);

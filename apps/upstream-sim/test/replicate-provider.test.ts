@@ -135,7 +135,7 @@ describe("Replicate provider ↔ Replicate simulator", () => {
   });
 
   it("429 at create is one exchange (the package's own repeats are not made) and carries Retry-After; the next submit succeeds", async () => {
-    const throttled = job("[[up:rate_limit=1]] [[up:retry_after=7]]");
+    const throttled = job("[[up:submit_429=1]] [[up:retry_after=7]]");
     const error = await failure(provider.submit(throttled));
     expect(error).toBeInstanceOf(ProviderUnavailableError);
     expect(error).toMatchObject({ retryAfterMs: 7000, upstream: { status: 429, message: expect.stringContaining("throttled") } });
@@ -144,7 +144,7 @@ describe("Replicate provider ↔ Replicate simulator", () => {
   });
 
   it("429 and 500 at poll are transient; the prediction then completes", async () => {
-    const { upstreamId } = await provider.submit(job("[[up:poll_rate_limit=1]] [[up:poll_500=2]]"));
+    const { upstreamId } = await provider.submit(job("[[up:poll_429=1]] [[up:poll_500=2]]"));
     const throttled = await failure(provider.poll(upstreamId));
     expect(throttled).toBeInstanceOf(ProviderUnavailableError);
     expect(throttled).toMatchObject({ retryAfterMs: 1000 });

@@ -119,7 +119,7 @@ describe("Runway provider ↔ Runway simulator", () => {
 
   it("429 at submit is one request (SDK retries off) with Retry-After; the next submit succeeds", async () => {
     const before = seen.length;
-    const throttled = job("[[up:rate_limit=1]] [[up:retry_after=4]]");
+    const throttled = job("[[up:submit_429=1]] [[up:retry_after=4]]");
     const error = await failure(provider.submit(throttled));
     expect(error).toBeInstanceOf(ProviderUnavailableError);
     expect(error).toMatchObject({ retryAfterMs: 4000, upstream: { status: 429 } });
@@ -129,7 +129,7 @@ describe("Runway provider ↔ Runway simulator", () => {
   });
 
   it("429 and 500 at poll are transient; the task then completes", async () => {
-    const { upstreamId } = await provider.submit(job("[[up:poll_rate_limit=1]] [[up:poll_500=2]]"));
+    const { upstreamId } = await provider.submit(job("[[up:poll_429=1]] [[up:poll_500=2]]"));
     expect(await failure(provider.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", retryAfterMs: 1000 });
     expect(await failure(provider.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", upstream: { status: 500 } });
     expect(await settle(upstreamId)).toMatchObject({ state: "completed" });

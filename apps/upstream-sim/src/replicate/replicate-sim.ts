@@ -156,7 +156,7 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
     const webhook = body.webhook;
     if (webhook !== undefined && (typeof webhook !== "string" || !URL.canParse(webhook))) return problem(res, 422, "Invalid webhook", "- webhook: Does not match format 'uri'");
     const directives = parseUpDirectives(body.input);
-    if (jobs.throttle(`submit:${JSON.stringify(body.input)}`, directives.rateLimit)) {
+    if (jobs.throttle(`submit:${JSON.stringify(body.input)}`, directives.submit429)) {
       const seconds = directives.retryAfterSeconds ?? 1;
       res.set("Retry-After", String(seconds));
       return problem(res, 429, "Request was throttled", `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? "" : "s"}.`);

@@ -74,7 +74,7 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
       const invalid = missing === undefined ? check?.(body) : `Invalid input: expected string, received undefined at ${missing}`;
       if (invalid !== undefined) return error(res, 400, "Validation of body failed", { issues: [{ message: invalid }] });
       const directives = parseUpDirectives(body);
-      if (jobs.throttle(`submit:${JSON.stringify(body)}`, directives.rateLimit)) {
+      if (jobs.throttle(`submit:${JSON.stringify(body)}`, directives.submit429)) {
         res.set("Retry-After", String(directives.retryAfterSeconds ?? 1));
         return error(res, 429, "You have exceeded the rate limit for this endpoint.");
       }

@@ -2,9 +2,9 @@ import { Wf } from "@gen/errors";
 import { PolicyViolation } from "../policy-violation.ts";
 import type { ProviderResult } from "../provider.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
-import { retryAfterMs } from "../retry-after-ms.ts";
+import { parseRetryAfter } from "../retry-after.ts";
 import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
-import { describeFailure } from "../upstream-abort.ts";
+import { describeFailure, networkCause } from "../upstream-abort.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
 import { isPolicyText } from "./replicate-failure.ts";
 
@@ -46,13 +46,13 @@ function isTransient(status: number): boolean {
 }
 
 function unavailable(what: string, response: Response, upstream: UpstreamCause): ProviderUnavailableError {
-  const wait = retryAfterMs(response.headers);
+  const wait = parseRetryAfter(response.headers.get("retry-after"));
   return new ProviderUnavailableError(`Replicate ${what} answered HTTP ${response.status}`, { upstream, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
 }
 
 /** The error a failed prediction create ends in. */
 export async function submitError(error: unknown, bodyOf: (response: Response) => Promise<string | undefined>): Promise<Error> {
-  if (!isReplicateApiError(error)) return new ProviderUnavailableError(`Replicate submission failed: ${describeFailure(error)}`, { cause: error });
+  if (!isReplicateApiError(error)) return new ProviderUnavailableError(`Replicate submission failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
   const { response } = error;
   const upstream = causeOf(response, await bodyOf(response));
   if (isTransient(response.status)) return unavailable("submission", response, upstream);
@@ -63,7 +63,7 @@ export async function submitError(error: unknown, bodyOf: (response: Response) =
 
 /** A failed prediction read: thrown when transient, otherwise the job's end. */
 export async function pollError(error: unknown, bodyOf: (response: Response) => Promise<string | undefined>): Promise<ProviderResult> {
-  if (!isReplicateApiError(error)) throw new ProviderUnavailableError(`Replicate poll failed: ${describeFailure(error)}`, { cause: error });
+  if (!isReplicateApiError(error)) throw new ProviderUnavailableError(`Replicate poll failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
   const { response } = error;
   const upstream = causeOf(response, await bodyOf(response));
   if (isTransient(response.status)) throw unavailable("poll", response, upstream);

@@ -3,9 +3,9 @@ import { APIError } from "@runwayml/sdk";
 import { PolicyViolation } from "../policy-violation.ts";
 import type { ProviderResult } from "../provider.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
-import { retryAfterMs } from "../retry-after-ms.ts";
+import { parseRetryAfter } from "../retry-after.ts";
 import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
-import { describeFailure } from "../upstream-abort.ts";
+import { describeFailure, networkCause } from "../upstream-abort.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
 
 /** An answer with a status: the SDK's APIError carrying one (connection errors carry none). */
@@ -33,7 +33,7 @@ function isTransient(status: number): boolean {
 }
 
 function unavailable(what: string, error: APIError & { status: number; headers: Headers }): ProviderUnavailableError {
-  const wait = retryAfterMs(error.headers);
+  const wait = parseRetryAfter(error.headers.get("retry-after"));
   return new ProviderUnavailableError(`Runway ${what} answered HTTP ${error.status}`, { upstream: causeOf(error), ...(wait === undefined ? {} : { retryAfterMs: wait }) });
 }
 
@@ -41,7 +41,7 @@ const POLICY_WORDS = /content moderation|safety|policy/i;
 
 export function submitError(error: unknown): Error {
   const answer = answered(error);
-  if (!answer) return new ProviderUnavailableError(`Runway submission failed: ${describeFailure(causeOrSelf(error))}`, { cause: error });
+  if (!answer) return new ProviderUnavailableError(`Runway submission failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
   if (isTransient(answer.status)) return unavailable("submission", answer);
   const upstream = causeOf(answer);
   if (answer.status === 404) return new UpstreamRejection(Wf.UpstreamFailed, upstream);
@@ -51,7 +51,7 @@ export function submitError(error: unknown): Error {
 
 export function pollError(error: unknown): ProviderResult {
   const answer = answered(error);
-  if (!answer) throw new ProviderUnavailableError(`Runway poll failed: ${describeFailure(causeOrSelf(error))}`, { cause: error });
+  if (!answer) throw new ProviderUnavailableError(`Runway poll failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
   if (isTransient(answer.status)) throw unavailable("poll", answer);
   return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the task", upstream: causeOf(answer) };
 }
