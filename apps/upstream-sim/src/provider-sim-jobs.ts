@@ -89,8 +89,6 @@ export function createProviderSimJobs(options: ProviderSimJobsOptions) {
   };
 }
 
-export type ProviderSimJobs = ReturnType<typeof createProviderSimJobs>;
-
 /** "16:9" or "1280:720" as a simulator size ("1280x720"; a bare ratio scaled to 512 on its long side). */
 export function ratioToSize(value: unknown): string | undefined {
   if (typeof value !== "string") return undefined;

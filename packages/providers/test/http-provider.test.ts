@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { WorkflowError } from "@gen/errors";
+import type { WorkflowError } from "@gen/errors";
 import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, createHttpProvider, parseRetryAfter, type ProviderJob } from "../src/index.ts";
 import { closeServer, listenOnLoopback } from "./support/loopback-server.ts";
 

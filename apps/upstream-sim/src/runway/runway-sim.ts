@@ -18,7 +18,7 @@ export interface RunwaySimOptions {
 type Json = Record<string, unknown>;
 
 /** The API version the SDK sends and the simulator speaks. */
-export const RUNWAY_API_VERSION = "2024-11-06";
+const RUNWAY_API_VERSION = "2024-11-06";
 
 /** Models that only animate an image: text_to_video refuses them. */
 const IMAGE_ONLY_MODELS = new Set(["gen4_turbo", "gen3a_turbo"]);

@@ -9,11 +9,11 @@ import { UpstreamRejection } from "../upstream-rejection.ts";
 import { isPolicyText } from "./replicate-failure.ts";
 
 /** What the replicate package throws for an answer that is not 2xx (its ApiError is a type only). */
-export interface ReplicateApiError extends Error {
+interface ReplicateApiError extends Error {
   response: Response;
 }
 
-export function isReplicateApiError(error: unknown): error is ReplicateApiError {
+function isReplicateApiError(error: unknown): error is ReplicateApiError {
   return error instanceof Error && error.name === "ApiError" && (error as Partial<ReplicateApiError>).response instanceof Response;
 }
 
