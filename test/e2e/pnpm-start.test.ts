@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -23,6 +23,7 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   const port = await freePort();
   const metricsPort = await freePort();
+  const upstreamSimPort = await freePort();
   base = `http://127.0.0.1:${port}`;
   metricsBase = `http://127.0.0.1:${metricsPort}`;
   env = {
@@ -35,7 +36,11 @@ beforeAll(async () => {
     LOG_LEVEL: "warn",
     GATEWAY_METRICS_PORT: String(metricsPort),
     WORKER_METRICS_PORT: "0",
+    // The shipped catalog's "http" model needs the upstream simulator, which pnpm start runs here.
+    UPSTREAM_SIM_PORT: String(upstreamSimPort),
   };
+  delete env.UPSTREAM_URL;
+  delete env.MODEL_CATALOG;
   // Exactly the documented command, in its own process group like a terminal session.
   service = spawn("pnpm", ["start"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
   for (let i = 0; i < 200; i++) {
@@ -65,9 +70,16 @@ const BODIES: [string, Record<string, unknown>, string | null][] = [
   ["/api/v1/humanize", { model: "sim-humanize-1", text: "It is imperative to note." }, null],
   ["/api/v1/essay", { model: "sim-essay-1", prompt: "On bridges", max_words: 80 }, null],
   ["/api/v1/moderations", { model: "sim-moderation-1", input: "hello" }, null],
+  ["/api/v1/images/generations", { model: "sim-image-1-tokens", prompt: "a lighthouse", size: "256x256" }, "image_urls"],
+  ["/api/v1/images/generations", { model: "upstream-image-1", prompt: "a lighthouse" }, "image_urls"],
 ];
 
-test("pnpm start + pnpm admin: every endpoint completes with the shipped catalog and media is served", async () => {
+test("the bodies below cover every model of the shipped catalog", () => {
+  const shipped = JSON.parse(readFileSync(path.join(import.meta.dirname, "../../packages/catalog/models.json"), "utf8")) as { models: { id: string }[] };
+  expect(BODIES.map(([, body]) => body.model).sort()).toEqual(shipped.models.map((m) => m.id).sort());
+});
+
+test("pnpm start + pnpm admin: every model of the shipped catalog completes (the http one through the upstream simulator pnpm start runs) and media is served", async () => {
   const { stdout } = await run("pnpm", ["admin", "create-key", "--credits", "10000"], { env });
   const auth = `Bearer ${JSON.parse(stdout).api_key}`;
   for (const [endpoint, body, field] of BODIES) {
@@ -103,13 +115,14 @@ test("the gateway's metrics are on GATEWAY_METRICS_PORT, not on the public API p
   expect(((await publicPort.json()) as { error: { code: number } }).error.code).toBe(40002);
 });
 
-test("SIGTERM stops gateway and worker within a bounded time", async () => {
+test("SIGTERM stops gateway, worker and upstream simulator within a bounded time", async () => {
   const started = Date.now();
   const exited = new Promise<number | null>((resolve) => service!.once("exit", (code) => resolve(code)));
   process.kill(-service!.pid!, "SIGTERM");
   await exited;
   expect(Date.now() - started).toBeLessThan(20_000);
   await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  await expect(fetch(`http://127.0.0.1:${env.UPSTREAM_SIM_PORT}/healthz`)).rejects.toThrow();
 }, 30_000);
 
 test.each([

@@ -160,6 +160,37 @@ describe("GET /console/deliveries/:taskId", () => {
     );
   });
 
+  test("which upstream served the task, and the provider's cause of its failure, escaped", async () => {
+    const taskId = await seedTask({ delivery: null, failed: true });
+    await gw.deps.db.task.update({
+      where: { id: taskId },
+      data: {
+        upstreamProvider: "replicate",
+        upstreamModel: "black-forest-labs/flux-schnell",
+        upstreamId: "pred_42",
+        failureCause: { provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", status: 500, message: "<script>alert(1)</script> CUDA out of memory", requestId: "rq-9" },
+      },
+    });
+    const html = (await get(`${BASE}/${taskId}`).expect(200)).text;
+    expect(text(html, /<span data-testid="upstream-provider">([^<]*)<\/span>/)).toBe("replicate");
+    expect(text(html, /<code data-testid="upstream-model">([^<]*)<\/code>/)).toBe("black-forest-labs/flux-schnell");
+    expect(text(html, /<code data-testid="upstream-id">([^<]*)<\/code>/)).toBe("pred_42");
+    expect(text(html, /<span data-testid="cause-status">([^<]*)<\/span>/)).toBe("500");
+    expect(text(html, /<q data-testid="cause-message">([^<]*)<\/q>/)).toBe("<script>alert(1)</script> CUDA out of memory");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; CUDA out of memory");
+    expect(text(html, /<code data-testid="cause-request-id">([^<]*)<\/code>/)).toBe("rq-9");
+    expect(html).not.toContain("<script>alert(1)");
+
+    const network = await seedTask({ delivery: null, failed: true });
+    await gw.deps.db.task.update({ where: { id: network }, data: { failureCause: { provider: "fal", upstreamModel: "fal-ai/flux/schnell", message: "connect ECONNREFUSED", code: "ECONNREFUSED" } } });
+    const page = (await get(`${BASE}/${network}`).expect(200)).text;
+    expect(text(page, /<code data-testid="cause-code">([^<]*)<\/code>/)).toBe("ECONNREFUSED");
+    expect(page).not.toContain(`id="task-upstream"`);
+
+    const plain = (await get(`${BASE}/${await seedTask({ delivery: null })}`).expect(200)).text;
+    expect(plain).not.toContain(`id="failure-cause"`);
+  });
+
   test("a task without webhook_url says so; a pending delivery cannot be redelivered yet", async () => {
     const plain = await seedTask({ delivery: null });
     const html = (await get(`${BASE}/${plain}`).expect(200)).text;

@@ -165,14 +165,14 @@ describe("Replicate provider ↔ Replicate simulator", () => {
     await expect(closed.cancel("abc")).resolves.toBeUndefined();
   });
 
-  it("a wrong token is transient with its cause (the operator's fault: 80001 or the next fallback after the budget)", async () => {
+  it("a wrong token is 80001 at once with its cause (the operator's fault: no retry helps)", async () => {
     const app = express();
     app.use(express.json());
     app.use("/v1", createReplicateSim({ token: "r8_right" }));
     const guarded = await listen(app);
     try {
       const wrong = createReplicateProvider({ baseUrl: `${guarded.url}/v1`, apiKey: "r8_wrong", timeoutMs: 2000 });
-      expect(await failure(wrong.submit(job("x")))).toMatchObject({ name: "ProviderUnavailableError", upstream: { status: 401, message: expect.stringContaining("authentication") } });
+      expect(await failure(wrong.submit(job("x")))).toMatchObject({ name: "UpstreamRejection", code: 80001, upstream: { status: 401, message: expect.stringContaining("authentication") } });
       const right = createReplicateProvider({ baseUrl: `${guarded.url}/v1`, apiKey: "r8_right", timeoutMs: 2000 });
       const { upstreamId } = await right.submit(job("x"));
       expect(await settle(upstreamId, right)).toMatchObject({ state: "completed" });

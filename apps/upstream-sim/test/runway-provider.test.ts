@@ -145,14 +145,14 @@ describe("Runway provider ↔ Runway simulator", () => {
     await expect(closed.cancel("abc")).resolves.toBeUndefined();
   });
 
-  it("a wrong secret is transient with its cause (the operator's fault)", async () => {
+  it("a wrong secret is 80001 at once with its cause (the operator's fault)", async () => {
     const app = express();
     app.use(express.json());
     app.use(createRunwaySim({ apiSecret: "key_right" }));
     const guarded = await listen(app);
     try {
       const wrong = createRunwayProvider({ baseUrl: guarded.url, apiKey: "key_wrong", timeoutMs: 2000 });
-      expect(await failure(wrong.submit(job("x")))).toMatchObject({ name: "ProviderUnavailableError", upstream: { status: 401 } });
+      expect(await failure(wrong.submit(job("x")))).toMatchObject({ name: "UpstreamRejection", code: 80001, upstream: { status: 401 } });
     } finally {
       await close(guarded.server);
     }

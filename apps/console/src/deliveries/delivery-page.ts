@@ -1,3 +1,4 @@
+import type { FailureCause } from "@gen/db";
 import { isFinishedDelivery } from "@gen/domain";
 import { taskObject } from "@gen/task-render";
 import { attemptsTable, type AttemptsTableView } from "./attempts-table.ts";
@@ -22,6 +23,10 @@ export interface DeliveryPageView {
     finishedAt: string | null;
     errorCode: number | null;
     errorMessage: string;
+    /** The upstream that took the job (the model's primary route or a fallback), once submitted. */
+    upstream: { provider: string; model: string; id: string } | null;
+    /** What the provider said when the task failed: for operators only, never in the API. */
+    cause: { provider: string; model: string; status: string; message: string; requestId: string; code: string } | null;
   };
   webhook: { maskedUrl: string; status: string; attempts: number; finished: boolean; object: string } | null;
   attempts: AttemptsTableView;
@@ -44,6 +49,8 @@ export function deliveryPage(view: DeliveryView, flash: Flash | null, selfHref: 
       finishedAt: task.finishedAt?.toISOString() ?? null,
       errorCode: task.errorCode,
       errorMessage: task.errorMessage ?? "",
+      upstream: task.upstreamId === null ? null : { provider: task.upstreamProvider ?? "", model: task.upstreamModel ?? "", id: task.upstreamId },
+      cause: causeView(task.failureCause),
     },
     // The object is exactly the API's (GET /api/v1/tasks/{id}?include=webhook), from the same
     // renderer. The summary shows the delivery row itself: after a redelivery of a delivered
@@ -59,5 +66,20 @@ export function deliveryPage(view: DeliveryView, flash: Flash | null, selfHref: 
             object: JSON.stringify(taskObject(task, { webhook: delivery }).webhook, null, 2),
           },
     attempts: attemptsTable("attempts", "Every attempt, oldest first", view.attempts),
+  };
+}
+
+/** The stored cause as strings for the page; a row written by hand or by an older worker may hold anything. */
+function causeView(stored: unknown): DeliveryPageView["task"]["cause"] {
+  if (stored === null || typeof stored !== "object" || Array.isArray(stored)) return null;
+  const cause = stored as Record<keyof FailureCause, unknown>;
+  const text = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
+  return {
+    provider: text(cause.provider),
+    model: text(cause.upstreamModel),
+    status: text(cause.status),
+    message: text(cause.message),
+    requestId: text(cause.requestId),
+    code: text(cause.code),
   };
 }

@@ -119,11 +119,11 @@ async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | nul
 async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, clock: Clock): Promise<Finish | Pending> {
   const recorded = recordedJob(deps, task, model);
   if (Date.now() >= clock.deadline) return timedOut(recorded);
-  if (recorded) return judge(deps, task, recorded, await pollJob(recorded), clock);
+  if (recorded) return judge(deps, task, recorded, await pollJob(deps, task, recorded), clock);
   const submitted = await submitToRoutes(deps, task, model);
   if (submitted.kind !== "submitted") return submitted.kind === "unavailable" ? submitLater(deps, task, submitted.failures, clock) : submitted;
   // A synchronous API (OpenAI Images, Moderations) answered with the result itself: no poll.
-  return judge(deps, task, submitted.job, submitted.result ?? (await pollJob(submitted.job)), clock);
+  return judge(deps, task, submitted.job, submitted.result ?? (await pollJob(deps, task, submitted.job)), clock);
 }
 
 /**
@@ -207,11 +207,13 @@ function submitLater(deps: GenerationDeps, task: Task, failures: Unavailable[], 
 }
 
 /** One poll. A poll without an answer is transient (an outage fails every running task's poll): the job is polled again, after the wait the provider asked for. */
-async function pollJob(job: UpstreamJob): Promise<ProviderResult | { state: "running"; retryAfterMs?: number } | Finish> {
+async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Promise<ProviderResult | { state: "running"; retryAfterMs?: number } | Finish> {
   try {
     return await job.provider.poll(job.upstreamId);
   } catch (error) {
     if (!(error instanceof ProviderUnavailableError)) return refused(job.route, error);
+    // Transient by design (an outage fails every running task's poll): not worth a warning each time.
+    deps.logger.debug("upstream poll failed; polling again", { task_id: task.id, err: error.message, retry_after_ms: error.retryAfterMs });
     return { state: "running", ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
   }
 }

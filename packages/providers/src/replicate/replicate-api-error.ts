@@ -39,10 +39,14 @@ function causeOf(response: Response, body: string | undefined): UpstreamCause {
   return cause;
 }
 
-/** Statuses that say nothing about the job: the provider could not or would not look at it now. */
+/** Statuses that say nothing about the job: the provider could not look at it now. */
 function isTransient(status: number): boolean {
-  // 401, 402 and 403 are the operator's to fix (token, billing): retried within the budget, then 80001 or the next fallback.
-  return status === 401 || status === 402 || status === 403 || status === 408 || status === 429 || status >= 500;
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** The operator's to fix (token, billing, permissions, model id): refused whenever asked. */
+function isOperatorFault(status: number): boolean {
+  return status === 401 || status === 402 || status === 403 || status === 404;
 }
 
 function unavailable(what: string, response: Response, upstream: UpstreamCause): ProviderUnavailableError {
@@ -56,7 +60,7 @@ export async function submitError(error: unknown, bodyOf: (response: Response) =
   const { response } = error;
   const upstream = causeOf(response, await bodyOf(response));
   if (isTransient(response.status)) return unavailable("submission", response, upstream);
-  if (response.status === 404) return new UpstreamRejection(Wf.UpstreamFailed, upstream);
+  if (isOperatorFault(response.status)) return new UpstreamRejection(Wf.UpstreamSubmitFailed, upstream);
   if (isPolicyText(upstream.message)) return new PolicyViolation("input", undefined, upstream);
   return new UpstreamRejection(Wf.InputRejected, upstream);
 }
@@ -66,6 +70,7 @@ export async function pollError(error: unknown, bodyOf: (response: Response) => 
   if (!isReplicateApiError(error)) throw new ProviderUnavailableError(`Replicate poll failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
   const { response } = error;
   const upstream = causeOf(response, await bodyOf(response));
-  if (isTransient(response.status)) throw unavailable("poll", response, upstream);
+  // A job that exists outlives a credential being rotated: only a 404 (the job is gone) ends it.
+  if (isTransient(response.status) || (response.status !== 404 && isOperatorFault(response.status))) throw unavailable("poll", response, upstream);
   return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the prediction", upstream };
 }

@@ -27,9 +27,14 @@ function causeOf(error: APIError & { status: number; headers: Headers }): Upstre
   return cause;
 }
 
-/** 401 and 403 are the operator's to fix (the secret, the plan): retried within the budget, then 80001 or the next fallback. */
+/** Statuses that say nothing about the job: the provider could not look at it now. */
 function isTransient(status: number): boolean {
-  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** The operator's to fix (the secret, the plan, the model): refused whenever asked. */
+function isOperatorFault(status: number): boolean {
+  return status === 401 || status === 403 || status === 404;
 }
 
 function unavailable(what: string, error: APIError & { status: number; headers: Headers }): ProviderUnavailableError {
@@ -44,7 +49,7 @@ export function submitError(error: unknown): Error {
   if (!answer) return new ProviderUnavailableError(`Runway submission failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
   if (isTransient(answer.status)) return unavailable("submission", answer);
   const upstream = causeOf(answer);
-  if (answer.status === 404) return new UpstreamRejection(Wf.UpstreamFailed, upstream);
+  if (isOperatorFault(answer.status)) return new UpstreamRejection(Wf.UpstreamSubmitFailed, upstream);
   if (upstream.message !== undefined && POLICY_WORDS.test(upstream.message)) return new PolicyViolation("input", undefined, upstream);
   return new UpstreamRejection(Wf.InputRejected, upstream);
 }
@@ -52,7 +57,8 @@ export function submitError(error: unknown): Error {
 export function pollError(error: unknown): ProviderResult {
   const answer = answered(error);
   if (!answer) throw new ProviderUnavailableError(`Runway poll failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
-  if (isTransient(answer.status)) throw unavailable("poll", answer);
+  // A job that exists outlives a secret being rotated: only a 404 (the task is gone) ends it.
+  if (isTransient(answer.status) || answer.status === 401 || answer.status === 403) throw unavailable("poll", answer);
   return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the task", upstream: causeOf(answer) };
 }
 
