@@ -34,7 +34,7 @@ beforeAll(async () => {
   let url: string;
   ({ server, url } = await listen(app));
   api = `${url}/runway`;
-  provider = createRunwayProvider({ baseUrl: api, apiKey: "key_test", timeoutMs: 3000, maxResponseBytes: 256 * 1024 });
+  provider = createRunwayProvider({ baseUrl: api, apiKey: "key_test", timeoutMs: 10_000, maxResponseBytes: 256 * 1024 });
 });
 
 afterAll(() => close(server));
@@ -94,11 +94,11 @@ describe("Runway provider ↔ Runway simulator", () => {
 
   it("an image by text_to_image, the reference image as referenceImages", async () => {
     const { upstreamId } = await provider.submit(
-      job("a lighthouse", { size: "1024x1024", image_url: "https://example.com/ref.png", n: 1 }, { endpoint: "images", upstreamModel: "gen4_image" }),
+      job("a lighthouse", { size: "512x512", image_url: "https://example.com/ref.png", n: 1 }, { endpoint: "images", upstreamModel: "gen4_image" }),
     );
     expect(seen.at(-1)).toMatchObject({
       path: "/runway/v1/text_to_image",
-      body: { model: "gen4_image", promptText: "a lighthouse", ratio: "1024:1024", referenceImages: [{ uri: "https://example.com/ref.png" }] },
+      body: { model: "gen4_image", promptText: "a lighthouse", ratio: "512:512", referenceImages: [{ uri: "https://example.com/ref.png" }] },
     });
     expect(await settle(upstreamId)).toMatchObject({ state: "completed", urls: [expect.stringMatching(/\.png$/)] });
   });

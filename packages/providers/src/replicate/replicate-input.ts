@@ -1,10 +1,10 @@
 import { mapInput } from "../map-input.ts";
-import { sizeToRatio } from "../aspect-ratio.ts";
+import { sizeToCommonRatio } from "../aspect-ratio.ts";
 import type { ProviderJob } from "../provider.ts";
 
 /**
  * Our parameters under the names most Replicate models use (docs/providers.md#replicate). `size`
- * becomes `aspect_ratio`, its value converted ("1024x1024" -> "1:1"); a catalog entry whose model
+ * becomes `aspect_ratio`, its value converted ("1024x1024" -> "1:1", "1344x768" -> the nearest common "16:9"); a catalog entry whose model
  * takes `width`/`height` or another name maps them with `upstreamInputMap`.
  */
 export const REPLICATE_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>> = {
@@ -16,7 +16,7 @@ export const REPLICATE_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>
 
 export function replicateInput(job: Pick<ProviderJob, "params" | "inputMap" | "constantInput">): Record<string, unknown> {
   const input = mapInput({ params: job.params, inputMap: job.inputMap }, REPLICATE_DEFAULT_INPUT_MAP);
-  if ("aspect_ratio" in input) input.aspect_ratio = sizeToRatio(input.aspect_ratio);
+  if ("aspect_ratio" in input) input.aspect_ratio = sizeToCommonRatio(input.aspect_ratio);
   return { ...input, ...job.constantInput };
 }
 
