@@ -100,6 +100,12 @@ describe("Replicate provider ↔ Replicate simulator", () => {
     expect(result).toMatchObject({ state: "completed", urls: [expect.stringMatching(/\.mp4$/)] });
   });
 
+  it("sends an audio job's prompt as text, and takes the single audio file", async () => {
+    const { upstreamId } = await provider.submit(job("hello there", { endpoint: "audio", upstreamModel: "jaaari/kokoro-speech" }, { voice: "af_bella", duration_seconds: 2 }));
+    expect((await prediction(upstreamId)).input).toEqual({ text: "hello there", voice: "af_bella", duration: 2 });
+    expect(await settle(upstreamId)).toMatchObject({ state: "completed", urls: [expect.stringMatching(/\.wav$/)] });
+  });
+
   it("sends a size near a common ratio as that ratio", async () => {
     const { upstreamId } = await provider.submit(job("p", {}, { size: "1344x768" }));
     expect((await prediction(upstreamId)).input).toMatchObject({ aspect_ratio: "16:9" });

@@ -14,8 +14,12 @@ export const REPLICATE_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>
   image_url: "image",
 };
 
-export function replicateInput(job: Pick<ProviderJob, "params" | "inputMap" | "constantInput">): Record<string, unknown> {
-  const input = mapInput({ params: job.params, inputMap: job.inputMap }, REPLICATE_DEFAULT_INPUT_MAP);
+/** Text-to-speech models on Replicate (Kokoro, MiniMax Speech, XTTS) read the words from `text`. */
+const AUDIO_DEFAULT_INPUT_MAP: Readonly<Record<string, string | null>> = { ...REPLICATE_DEFAULT_INPUT_MAP, prompt: "text" };
+
+export function replicateInput(job: Pick<ProviderJob, "endpoint" | "params" | "inputMap" | "constantInput">): Record<string, unknown> {
+  const defaults = job.endpoint === "audio" ? AUDIO_DEFAULT_INPUT_MAP : REPLICATE_DEFAULT_INPUT_MAP;
+  const input = mapInput({ params: job.params, inputMap: job.inputMap }, defaults);
   if ("aspect_ratio" in input) input.aspect_ratio = sizeToCommonRatio(input.aspect_ratio);
   return { ...input, ...job.constantInput };
 }
