@@ -14,7 +14,13 @@ beforeAll(async () => {
   const shipped = JSON.parse(readFileSync(DEFAULT_CATALOG_PATH, "utf8")) as { models: Record<string, unknown>[] };
   const upstream = shipped.models.find((m) => m.id === "upstream-image-1")!;
   // Port 1 on loopback refuses connections: the primary is down, the fallback is the simulator (UPSTREAM_URL).
-  const fallback = { ...upstream, id: "fallback-image-1", upstreamModel: "upstream-image-1", upstreamUrl: "http://127.0.0.1:1", fallbacks: [{ provider: "http", upstreamModel: "upstream-image-1" }] };
+  const fallback = {
+    ...upstream,
+    id: "fallback-image-1",
+    upstreamModel: "upstream-image-1",
+    upstreamUrl: "http://127.0.0.1:1",
+    fallbacks: [{ provider: "http", upstreamModel: "upstream-image-1" }],
+  };
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), "gen-routes-")), "models.json");
   writeFileSync(file, JSON.stringify({ models: [...shipped.models, fallback] }));
   stack = await startStack({ MODEL_CATALOG: file, GENERATION_TIMEOUT_MS: "15000", UPSTREAM_SUBMIT_RETRY_MS: "0" });
@@ -31,7 +37,11 @@ test("the primary refuses connections: the fallback takes the job, and the task 
   expect(submitted.status).toBe(202);
   const task = await stack.waitTerminal(user.auth, submitted.body.id);
   expect(task.status).toBe("completed");
-  expect(await row(submitted.body.id)).toMatchObject({ upstreamProvider: "http", upstreamModel: "upstream-image-1", upstreamId: expect.stringMatching(/^upj_/) });
+  expect(await row(submitted.body.id)).toMatchObject({
+    upstreamProvider: "http",
+    upstreamModel: "upstream-image-1",
+    upstreamId: expect.stringMatching(/^upj_/),
+  });
 });
 
 test("429 with Retry-After at submit is waited out, and the task completes", async () => {

@@ -168,7 +168,13 @@ describe("GET /console/deliveries/:taskId", () => {
         upstreamProvider: "replicate",
         upstreamModel: "black-forest-labs/flux-schnell",
         upstreamId: "pred_42",
-        failureCause: { provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", status: 500, message: "<script>alert(1)</script> CUDA out of memory", requestId: "rq-9" },
+        failureCause: {
+          provider: "replicate",
+          upstreamModel: "black-forest-labs/flux-schnell",
+          status: 500,
+          message: "<script>alert(1)</script> CUDA out of memory",
+          requestId: "rq-9",
+        },
       },
     });
     const html = (await get(`${BASE}/${taskId}`).expect(200)).text;
@@ -182,7 +188,10 @@ describe("GET /console/deliveries/:taskId", () => {
     expect(html).not.toContain("<script>alert(1)");
 
     const network = await seedTask({ delivery: null, failed: true });
-    await gw.deps.db.task.update({ where: { id: network }, data: { failureCause: { provider: "fal", upstreamModel: "fal-ai/flux/schnell", message: "connect ECONNREFUSED", code: "ECONNREFUSED" } } });
+    await gw.deps.db.task.update({
+      where: { id: network },
+      data: { failureCause: { provider: "fal", upstreamModel: "fal-ai/flux/schnell", message: "connect ECONNREFUSED", code: "ECONNREFUSED" } },
+    });
     const page = (await get(`${BASE}/${network}`).expect(200)).text;
     expect(text(page, /<code data-testid="cause-code">([^<]*)<\/code>/)).toBe("ECONNREFUSED");
     expect(page).not.toContain(`id="task-upstream"`);

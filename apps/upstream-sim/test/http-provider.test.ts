@@ -1,6 +1,16 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, createHttpProvider, hasOutput, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
+import { WorkflowError } from "@gen/errors";
+import {
+  PolicyViolation,
+  ProviderUnavailableError,
+  UpstreamRejection,
+  createHttpProvider,
+  hasOutput,
+  type Provider,
+  type ProviderJob,
+  type ProviderResult,
+} from "@gen/providers";
 import { createUpstreamSim } from "../src/index.ts";
 
 // The HTTP provider against the real upstream simulator on loopback: every mapping of the
@@ -94,6 +104,7 @@ describe("HTTP provider ↔ upstream simulator", () => {
   it("80007: input rejected", async () => {
     const error = await submitError(job("[[up:reject]]"));
     expect(error).toBeInstanceOf(UpstreamRejection);
+    expect(error).toBeInstanceOf(WorkflowError);
     expect(error).not.toBeInstanceOf(PolicyViolation);
     expect(error).toMatchObject({ code: 80007, upstream: { status: 400, message: "The input was rejected" } });
   });

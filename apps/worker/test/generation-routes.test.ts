@@ -107,7 +107,13 @@ test("the primary takes the job: recorded with its route, mapped input passed, p
   expect(await generationStep(deps(registry), id)).toBeUndefined();
   expect(calls).toEqual(["submit replicate acme/detector", "poll replicate r-1"]);
   expect(jobs[0]).toMatchObject({ upstreamModel: "acme/detector", inputMap: { text: "input_text" }, constantInput: { temperature: 0 } });
-  expect(await row(id)).toMatchObject({ status: "completed", upstreamProvider: "replicate", upstreamModel: "acme/detector", upstreamId: "r-1", failureCause: null });
+  expect(await row(id)).toMatchObject({
+    status: "completed",
+    upstreamProvider: "replicate",
+    upstreamModel: "acme/detector",
+    upstreamId: "r-1",
+    failureCause: null,
+  });
 });
 
 test("a 5xx, a 429 and a network error each move the submit to the next route, in order", async () => {
@@ -152,7 +158,11 @@ test("every route at its quota: the step is re-run after the shortest wait asked
 });
 
 test("a quota whose wait would pass the generation cap fails 80002, with the cause kept for the operator", async () => {
-  const { registry } = routes({ replicate: { submit: async () => Promise.reject(quota(60_000)) }, fal: { submit: async () => Promise.reject(quota()) }, openai: { submit: async () => Promise.reject(quota()) } });
+  const { registry } = routes({
+    replicate: { submit: async () => Promise.reject(quota(60_000)) },
+    fal: { submit: async () => Promise.reject(quota()) },
+    openai: { submit: async () => Promise.reject(quota()) },
+  });
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - 599_500) });
   expect(await generationStep(deps(registry), id)).toBeUndefined();
   expect(await row(id)).toMatchObject({ status: "failed", errorCode: 80002, chargedCredits: 0, failureCause: { provider: "openai", status: 429 } });
@@ -162,7 +172,10 @@ test("an outage on every route is retried within UPSTREAM_SUBMIT_RETRY_MS of the
   const { registry } = routes({
     replicate: { submit: async () => Promise.reject(outage(502)) },
     fal: { submit: async () => Promise.reject(outage(503)) },
-    openai: { submit: async () => Promise.reject(new ProviderUnavailableError("connect ECONNREFUSED", { upstream: { message: "connect ECONNREFUSED", code: "ECONNREFUSED" } })) },
+    openai: {
+      submit: async () =>
+        Promise.reject(new ProviderUnavailableError("connect ECONNREFUSED", { upstream: { message: "connect ECONNREFUSED", code: "ECONNREFUSED" } })),
+    },
   });
   const young = await task();
   const pollAt = await generationStep(deps(registry, { UPSTREAM_SUBMIT_RETRY_MS: "30000" }), young);
@@ -180,8 +193,18 @@ test("an outage on every route is retried within UPSTREAM_SUBMIT_RETRY_MS of the
 });
 
 test.each([
-  ["invalid input", new UpstreamRejection(80007, { status: 400, message: "input_text too long", requestId: "rq-7" }), 80007, { status: 400, message: "input_text too long", requestId: "rq-7" }],
-  ["a policy verdict", new PolicyViolation("input", "flagged", { status: 400, message: "flagged by safety" }), 80006, { status: 400, message: "flagged by safety" }],
+  [
+    "invalid input",
+    new UpstreamRejection(80007, { status: 400, message: "input_text too long", requestId: "rq-7" }),
+    80007,
+    { status: 400, message: "input_text too long", requestId: "rq-7" },
+  ],
+  [
+    "a policy verdict",
+    new PolicyViolation("input", "flagged", { status: 400, message: "flagged by safety" }),
+    80006,
+    { status: 400, message: "flagged by safety" },
+  ],
 ])("%s at submit fails the task at once (no fallback) with its cause", async (_name, error, code, cause) => {
   const { calls, registry } = routes({ replicate: { submit: async () => Promise.reject(error) }, fal: { submit: async () => ({ upstreamId: "never" }) } });
   const id = await task();
@@ -191,10 +214,19 @@ test.each([
 });
 
 test("a terminal failure at a poll is 80003, a completion without output 80004, each with its cause", async () => {
-  const failing = routes({ replicate: { submit: async () => ({ upstreamId: "r-f" }), poll: async () => ({ state: "failed", code: 80003, upstream: { status: 200, message: "CUDA out of memory" } }) } });
+  const failing = routes({
+    replicate: {
+      submit: async () => ({ upstreamId: "r-f" }),
+      poll: async () => ({ state: "failed", code: 80003, upstream: { status: 200, message: "CUDA out of memory" } }),
+    },
+  });
   const failed = await task();
   await generationStep(deps(failing.registry), failed);
-  expect(await row(failed)).toMatchObject({ errorCode: 80003, errorMessage: "Upstream returned a terminal failure", failureCause: { message: "CUDA out of memory" } });
+  expect(await row(failed)).toMatchObject({
+    errorCode: 80003,
+    errorMessage: "Upstream returned a terminal failure",
+    failureCause: { message: "CUDA out of memory" },
+  });
 
   const empty = routes({ replicate: { submit: async () => ({ upstreamId: "r-e" }), poll: async () => ({ state: "completed" }) } });
   const hollow = await task();

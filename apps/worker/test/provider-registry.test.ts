@@ -22,7 +22,12 @@ const entry = (overrides: Record<string, unknown>) => ({
 
 const routed = createCatalog({
   models: [
-    entry({ id: "flux", provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", fallbacks: [{ provider: "fal", upstreamModel: "fal-ai/flux/schnell" }] }),
+    entry({
+      id: "flux",
+      provider: "replicate",
+      upstreamModel: "black-forest-labs/flux-schnell",
+      fallbacks: [{ provider: "fal", upstreamModel: "fal-ai/flux/schnell" }],
+    }),
     entry({ id: "flux-mirror", provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", upstreamUrl: "http://127.0.0.1:9/v1" }),
     entry({ id: "sim", provider: "simulated" }),
   ],
@@ -31,7 +36,9 @@ const routed = createCatalog({
 test("a route whose provider has no credential is named with its model and variable, fallbacks included", () => {
   const env = { REPLICATE_API_TOKEN: "r8_x" };
   expect(() => checkProviderCredentials(routed, loadConfig(env))).toThrow("model flux uses provider fal, but FAL_KEY is not set");
-  expect(() => checkProviderCredentials(routed, loadConfig({ FAL_KEY: "k" }))).toThrow("model flux uses provider replicate, but REPLICATE_API_TOKEN is not set");
+  expect(() => checkProviderCredentials(routed, loadConfig({ FAL_KEY: "k" }))).toThrow(
+    "model flux uses provider replicate, but REPLICATE_API_TOKEN is not set",
+  );
   expect(() => checkProviderCredentials(routed, loadConfig({ ...env, FAL_KEY: "  " }))).toThrow("FAL_KEY is not set");
   expect(() => checkProviderCredentials(routed, loadConfig({ ...env, FAL_KEY: "k" }))).not.toThrow();
 });
@@ -42,7 +49,10 @@ test("one instance per kind and API base, built at start-up with the credential,
     built.push([kind, options]);
     return { kind } as unknown as Provider;
   };
-  const factories = Object.fromEntries((["simulated", "http", "replicate", "fal", "openai", "runway"] as const).map((k) => [k, factory(k)])) as Record<ProviderKind, (o: ProviderOptions) => Provider>;
+  const factories = Object.fromEntries((["simulated", "http", "replicate", "fal", "openai", "runway"] as const).map((k) => [k, factory(k)])) as Record<
+    ProviderKind,
+    (o: ProviderOptions) => Provider
+  >;
   const config = loadConfig({ REPLICATE_API_TOKEN: "r8_x", FAL_KEY: "fal_x", UPSTREAM_TIMEOUT_MS: "1234", UPSTREAM_MAX_RESPONSE_BYTES: "4096" });
   const registry = createProviderRegistry(routed, config, factories);
   expect(built).toEqual([
@@ -64,7 +74,9 @@ describe("worker start-up", () => {
     return file;
   };
   const start = async (env: Record<string, string>) => {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(REPLICATE_API_TOKEN|FAL_KEY|OPENAI_API_KEY|RUNWAYML_API_SECRET)$/.test(name)));
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !/^(REPLICATE_API_TOKEN|FAL_KEY|OPENAI_API_KEY|RUNWAYML_API_SECRET)$/.test(name)),
+    );
     return run(process.execPath, ["--conditions=@gen/source", "--import", "tsx", "apps/worker/src/main.ts"], {
       env: { ...clean, NODE_OPTIONS: "", LOG_LEVEL: "silent", ...env },
       timeout: 30_000,

@@ -56,7 +56,12 @@ export function buildEntry(raw: RawEntry): ModelEntry {
     if (!accepted.includes(name)) fail(`upstreamInputMap maps "${name}", which is not a parameter of this model`);
   }
   const upstreamModel = raw.upstreamModel ?? raw.id;
-  const primary: Route = { provider: raw.provider, upstreamModel, ...optional("upstreamUrl", raw.upstreamUrl), ...optional("maxConcurrency", raw.maxConcurrency) };
+  const primary: Route = {
+    provider: raw.provider,
+    upstreamModel,
+    ...optional("upstreamUrl", raw.upstreamUrl),
+    ...optional("maxConcurrency", raw.maxConcurrency),
+  };
   return {
     id: raw.id,
     endpoint: raw.endpoint,

@@ -194,7 +194,9 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
           if (type === UpstreamErrorType.InvalidInput) return failed({ state: "failed", code: Wf.InputRejected });
           return failed({ state: "failed", code: Wf.UpstreamFailed });
         default:
-          throw new ProviderUnavailableError(`Upstream poll answered an unknown status ${JSON.stringify(body.status)}`, { upstream: causeOf(response, undefined) });
+          throw new ProviderUnavailableError(`Upstream poll answered an unknown status ${JSON.stringify(body.status)}`, {
+            upstream: causeOf(response, undefined),
+          });
       }
     },
 

@@ -219,13 +219,7 @@ async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Prom
 }
 
 /** Maps the upstream's answer to the task's fate: done, failed with a workflow code, or polled again. */
-async function judge(
-  deps: GenerationDeps,
-  task: Task,
-  job: UpstreamJob,
-  answer: Awaited<ReturnType<typeof pollJob>>,
-  clock: Clock,
-): Promise<Finish | Pending> {
+async function judge(deps: GenerationDeps, task: Task, job: UpstreamJob, answer: Awaited<ReturnType<typeof pollJob>>, clock: Clock): Promise<Finish | Pending> {
   if ("kind" in answer) return answer;
   switch (answer.state) {
     case "completed":
@@ -259,7 +253,8 @@ async function timedOut(job: UpstreamJob | undefined): Promise<Finish> {
 
 /** A provider's refusal as the task's failure: 80006 with its stage, or the rejection's own code (80007, 80003, 80001). */
 function refused(route: Route, error: unknown): Finish {
-  if (error instanceof PolicyViolation) return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage, cause: routeCause(route, error.upstream ?? { message: error.message }) };
+  if (error instanceof PolicyViolation)
+    return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage, cause: routeCause(route, error.upstream ?? { message: error.message }) };
   if (error instanceof UpstreamRejection) return { kind: "failed", code: error.code, cause: routeCause(route, error.upstream) };
   if (error instanceof WorkflowError) return { kind: "failed", code: error.code, cause: routeCause(route, { message: error.message }) };
   throw error;
@@ -283,7 +278,11 @@ function unavailableCause(route: Route, error: ProviderUnavailableError): Failur
 async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | undefined, outcome: Finish): Promise<void> {
   const settlement = await settlementOf(deps, task, model, outcome);
   if (settlement.cause) {
-    deps.logger.warn("task failed", { task_id: task.id, code: settlement.outcome.status === TaskStatus.Failed ? settlement.outcome.code : undefined, cause: settlement.cause });
+    deps.logger.warn("task failed", {
+      task_id: task.id,
+      code: settlement.outcome.status === TaskStatus.Failed ? settlement.outcome.code : undefined,
+      cause: settlement.cause,
+    });
     await recordFailureCause(deps.db, task.id, settlement.cause);
   }
   // With the receiver's ticket taken first, the terminal statement claims attempt 1 too: after the commit it is sent at once.
@@ -318,6 +317,9 @@ async function settlementOf(
   } catch (error) {
     if (!(error instanceof WorkflowError)) throw error;
     const reason = error.cause instanceof Error ? error.cause.message : error.message;
-    return { outcome: { status: TaskStatus.Failed, code: error.code, charge: 0 }, cause: routeCause(outcome.job.route, { message: `storing outputs failed: ${reason}` }) };
+    return {
+      outcome: { status: TaskStatus.Failed, code: error.code, charge: 0 },
+      cause: routeCause(outcome.job.route, { message: `storing outputs failed: ${reason}` }),
+    };
   }
 }

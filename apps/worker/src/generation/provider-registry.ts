@@ -60,7 +60,9 @@ export function createProviderRegistry(catalog: Catalog, config: Config, factori
     const key = `${route.provider} ${route.upstreamUrl ?? ""}`;
     let provider = instances.get(key);
     if (!provider) {
-      const apiKey = Object.hasOwn(PROVIDER_CREDENTIAL_VARIABLES, route.provider) ? config.providerCredentials[route.provider as CredentialedProvider] : undefined;
+      const apiKey = Object.hasOwn(PROVIDER_CREDENTIAL_VARIABLES, route.provider)
+        ? config.providerCredentials[route.provider as CredentialedProvider]
+        : undefined;
       provider = factories[route.provider]({
         ...(route.upstreamUrl === undefined ? {} : { baseUrl: route.upstreamUrl }),
         ...(apiKey === undefined ? {} : { apiKey }),
