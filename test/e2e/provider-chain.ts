@@ -47,7 +47,9 @@ export async function startProviderChain(models: Record<string, unknown>[], env:
   const receiver = await startReceiver({ tls: await issueServerCert([HOOK_HOST], { ca }), host: hookAddress, port: 443 });
   const stack = await startStack({ MODEL_CATALOG: catalogFile, WEBHOOK_ALLOWED_CIDRS: `${hookAddress}/32`, ...env });
   stack.startWorker();
-  stack.startDeliveryWorker(createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${hookAddress}/32`], lookup: resolverFor(HOOK_HOST, [hookAddress]), ca: ca.cert }));
+  stack.startDeliveryWorker(
+    createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${hookAddress}/32`], lookup: resolverFor(HOOK_HOST, [hookAddress]), ca: ca.cert }),
+  );
 
   return {
     stack,

@@ -53,7 +53,11 @@ maybe("Replicate end to end", () => {
       expect(url.startsWith(stack.config.cdnUrl)).toBe(true);
       const response = await fetch(url);
       expect(response.headers.get("content-type")).toBe("image/png");
-      expect(Buffer.from(await response.arrayBuffer()).subarray(1, 4).toString("latin1")).toBe("PNG");
+      expect(
+        Buffer.from(await response.arrayBuffer())
+          .subarray(1, 4)
+          .toString("latin1"),
+      ).toBe("PNG");
     }
     const hook = await webhookFor(receiver, submitted.body.id);
     expect(hook).toMatchObject({ id: submitted.body.id, status: "completed", output: { image_urls: task.output.image_urls } });

@@ -19,7 +19,10 @@ const MODEL = {
   maxPromptLength: 1000,
   sizes: ["1280x720", "720x1280"],
   defaultSize: "1280x720",
-  parameters: { type: "object", properties: { duration_seconds: { type: "integer", minimum: 2, maximum: 10, default: 5, description: "Length of the video." } } },
+  parameters: {
+    type: "object",
+    properties: { duration_seconds: { type: "integer", minimum: 2, maximum: 10, default: 5, description: "Length of the video." } },
+  },
   pricing: { method: "flat", credits: 2, units: ["duration_seconds"] },
   moderationRefund: { output: 5 },
 };

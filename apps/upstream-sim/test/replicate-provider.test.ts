@@ -87,21 +87,34 @@ describe("Replicate provider ↔ Replicate simulator", () => {
       const response = await fetch(url);
       expect(response.status).toBe(200);
       expect(response.headers.get("content-type")).toBe("image/png");
-      expect(Buffer.from(await response.arrayBuffer()).subarray(1, 4).toString("latin1")).toBe("PNG");
+      expect(
+        Buffer.from(await response.arrayBuffer())
+          .subarray(1, 4)
+          .toString("latin1"),
+      ).toBe("PNG");
     }
   });
 
   it("pins a version with owner/name:version, maps the video parameters, and takes a single output URL", async () => {
     const { upstreamId } = await provider.submit(
-      job("waves", { endpoint: "videos", upstreamModel: "acme/wan:video-5c7d5dc6" }, { duration_seconds: 2, size: "1280x720", image_url: "https://example.com/a.png" }),
+      job(
+        "waves",
+        { endpoint: "videos", upstreamModel: "acme/wan:video-5c7d5dc6" },
+        { duration_seconds: 2, size: "1280x720", image_url: "https://example.com/a.png" },
+      ),
     );
-    expect(await prediction(upstreamId)).toMatchObject({ version: "video-5c7d5dc6", input: { duration: 2, aspect_ratio: "16:9", image: "https://example.com/a.png" } });
+    expect(await prediction(upstreamId)).toMatchObject({
+      version: "video-5c7d5dc6",
+      input: { duration: 2, aspect_ratio: "16:9", image: "https://example.com/a.png" },
+    });
     const result = await settle(upstreamId);
     expect(result).toMatchObject({ state: "completed", urls: [expect.stringMatching(/\.mp4$/)] });
   });
 
   it("sends an audio job's prompt as text, and takes the single audio file", async () => {
-    const { upstreamId } = await provider.submit(job("hello there", { endpoint: "audio", upstreamModel: "jaaari/kokoro-speech" }, { voice: "af_bella", duration_seconds: 2 }));
+    const { upstreamId } = await provider.submit(
+      job("hello there", { endpoint: "audio", upstreamModel: "jaaari/kokoro-speech" }, { voice: "af_bella", duration_seconds: 2 }),
+    );
     expect((await prediction(upstreamId)).input).toEqual({ text: "hello there", voice: "af_bella", duration: 2 });
     expect(await settle(upstreamId)).toMatchObject({ state: "completed", urls: [expect.stringMatching(/\.wav$/)] });
   });
@@ -112,7 +125,9 @@ describe("Replicate provider ↔ Replicate simulator", () => {
   });
 
   it("applies the catalog's input map and constant input over the defaults", async () => {
-    const { upstreamId } = await provider.submit(job("p", { inputMap: { size: null, n: "batch" }, constantInput: { go_fast: true } }, { n: 3, size: "512x512" }));
+    const { upstreamId } = await provider.submit(
+      job("p", { inputMap: { size: null, n: "batch" }, constantInput: { go_fast: true } }, { n: 3, size: "512x512" }),
+    );
     expect((await prediction(upstreamId)).input).toEqual({ prompt: "p", batch: 3, go_fast: true });
   });
 
@@ -120,7 +135,11 @@ describe("Replicate provider ↔ Replicate simulator", () => {
     const { upstreamId } = await provider.submit(job("Why tides happen", { endpoint: "essay", upstreamModel: "meta/essay-llm" }, { max_words: 60 }));
     expect(upstreamId).toMatch(/:essay$/);
     const result = await settle(upstreamId);
-    expect(result).toMatchObject({ state: "completed", data: { text: expect.stringContaining("tides"), word_count: expect.any(Number) }, tokens: { input: expect.any(Number), output: expect.any(Number) } });
+    expect(result).toMatchObject({
+      state: "completed",
+      data: { text: expect.stringContaining("tides"), word_count: expect.any(Number) },
+      tokens: { input: expect.any(Number), output: expect.any(Number) },
+    });
   });
 
   it.each([
@@ -183,7 +202,11 @@ describe("Replicate provider ↔ Replicate simulator", () => {
     const guarded = await listen(app);
     try {
       const wrong = createReplicateProvider({ baseUrl: `${guarded.url}/v1`, apiKey: "r8_wrong", timeoutMs: 2000 });
-      expect(await failure(wrong.submit(job("x")))).toMatchObject({ name: "UpstreamRejection", code: 80001, upstream: { status: 401, message: expect.stringContaining("authentication") } });
+      expect(await failure(wrong.submit(job("x")))).toMatchObject({
+        name: "UpstreamRejection",
+        code: 80001,
+        upstream: { status: 401, message: expect.stringContaining("authentication") },
+      });
       const right = createReplicateProvider({ baseUrl: `${guarded.url}/v1`, apiKey: "r8_right", timeoutMs: 2000 });
       const { upstreamId } = await right.submit(job("x"));
       expect(await settle(upstreamId, right)).toMatchObject({ state: "completed" });
@@ -197,7 +220,10 @@ describe("Replicate provider ↔ Replicate simulator", () => {
   });
 
   it("a huge answer is capped: at create and at poll, transient", async () => {
-    expect(await failure(provider.submit(job("[[up:huge_submit]]")))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("bytes") });
+    expect(await failure(provider.submit(job("[[up:huge_submit]]")))).toMatchObject({
+      name: "ProviderUnavailableError",
+      message: expect.stringContaining("bytes"),
+    });
     const { upstreamId } = await provider.submit(job("[[up:huge_poll]]"));
     expect(await failure(provider.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("bytes") });
   });
@@ -265,7 +291,9 @@ describe("Replicate provider ↔ Replicate simulator", () => {
       expect(JSON.parse(sent.body)).toMatchObject({ id: upstreamId, status: "succeeded", output: [expect.stringMatching(/\.png$/)], error: null });
       const secret = (await (await fetch(`${api}/webhooks/default/secret`, { headers: { authorization: "Bearer r8_test" } })).json()) as { key: string };
       const signed = `${String(sent.headers["webhook-id"])}.${String(sent.headers["webhook-timestamp"])}.${sent.body}`;
-      const expected = createHmac("sha256", Buffer.from(secret.key.replace(/^whsec_/, ""), "base64")).update(signed).digest("base64");
+      const expected = createHmac("sha256", Buffer.from(secret.key.replace(/^whsec_/, ""), "base64"))
+        .update(signed)
+        .digest("base64");
       expect(sent.headers["webhook-signature"]).toBe(`v1,${expected}`);
     });
 

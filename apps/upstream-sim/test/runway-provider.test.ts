@@ -27,7 +27,13 @@ beforeAll(async () => {
   // Records what reaches the simulator, to check the wire format the SDK sends.
   const app = express();
   app.use(express.json(), (req, _res, next) => {
-    seen.push({ method: req.method, path: req.path, body: req.body as Record<string, unknown>, version: req.get("x-runway-version"), authorization: req.get("authorization") });
+    seen.push({
+      method: req.method,
+      path: req.path,
+      body: req.body as Record<string, unknown>,
+      version: req.get("x-runway-version"),
+      authorization: req.get("authorization"),
+    });
     next();
   });
   app.use(createUpstreamSim());
@@ -39,8 +45,19 @@ beforeAll(async () => {
 
 afterAll(() => close(server));
 
-function job(prompt: string, params: Record<string, unknown> = { image_url: "https://example.com/first-frame.png" }, extra: Partial<ProviderJob> = {}): ProviderJob {
-  return { taskId: "task_00000000000000000000000000000004", endpoint: "videos", model: "runway-video", upstreamModel: "gen4_turbo", params: { prompt, ...params }, ...extra };
+function job(
+  prompt: string,
+  params: Record<string, unknown> = { image_url: "https://example.com/first-frame.png" },
+  extra: Partial<ProviderJob> = {},
+): ProviderJob {
+  return {
+    taskId: "task_00000000000000000000000000000004",
+    endpoint: "videos",
+    model: "runway-video",
+    upstreamModel: "gen4_turbo",
+    params: { prompt, ...params },
+    ...extra,
+  };
 }
 
 async function settle(upstreamId: string, on: Provider = provider, limitMs = 5000): Promise<ProviderResult> {
@@ -61,7 +78,9 @@ function failure<T>(promise: Promise<T>): Promise<unknown> {
 
 describe("Runway provider ↔ Runway simulator", () => {
   it("animates the reference image by image_to_video, with the default mapping, and completes with an MP4 URL", async () => {
-    const { upstreamId, callback } = await provider.submit(job("waves at dusk", { image_url: "https://example.com/first-frame.png", duration_seconds: 5, size: "1280x720", n: 1 }));
+    const { upstreamId, callback } = await provider.submit(
+      job("waves at dusk", { image_url: "https://example.com/first-frame.png", duration_seconds: 5, size: "1280x720", n: 1 }),
+    );
     expect(callback).toBe(false);
     expect(seen.at(-1)).toEqual({
       method: "POST",
@@ -110,11 +129,19 @@ describe("Runway provider ↔ Runway simulator", () => {
     ["[[up:fail]]", { code: 80003 }, "INTERNAL.BAD_OUTPUT.CODE01"],
   ])("a task FAILED with %s maps by its failureCode, kept for the operator", async (prompt, expected, failureCode) => {
     const { upstreamId } = await provider.submit(job(prompt));
-    expect(await settle(upstreamId)).toMatchObject({ state: "failed", ...expected, upstream: { requestId: upstreamId, message: expect.stringContaining(failureCode) } });
+    expect(await settle(upstreamId)).toMatchObject({
+      state: "failed",
+      ...expected,
+      upstream: { requestId: upstreamId, message: expect.stringContaining(failureCode) },
+    });
   });
 
   it("80007 with Runway's error when the body is refused", async () => {
-    expect(await failure(provider.submit(job("[[up:reject]]")))).toMatchObject({ name: "UpstreamRejection", code: 80007, upstream: { status: 400, message: "Validation of body failed" } });
+    expect(await failure(provider.submit(job("[[up:reject]]")))).toMatchObject({
+      name: "UpstreamRejection",
+      code: 80007,
+      upstream: { status: 400, message: "Validation of body failed" },
+    });
   });
 
   it("429 at submit is one request (SDK retries off) with Retry-After; the next submit succeeds", async () => {
@@ -163,7 +190,10 @@ describe("Runway provider ↔ Runway simulator", () => {
   });
 
   it("a huge answer is capped at submit and at poll, transient", async () => {
-    expect(await failure(provider.submit(job("[[up:huge_submit]]")))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("bytes") });
+    expect(await failure(provider.submit(job("[[up:huge_submit]]")))).toMatchObject({
+      name: "ProviderUnavailableError",
+      message: expect.stringContaining("bytes"),
+    });
     const { upstreamId } = await provider.submit(job("[[up:huge_poll]]"));
     expect(await failure(provider.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("bytes") });
   });

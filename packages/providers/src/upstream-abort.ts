@@ -14,7 +14,7 @@ export function describeFailure(error: unknown): string {
 /** A request that got no answer, for the operator: the error's text and, for a network error, its code. */
 export function networkCause(error: unknown): UpstreamCause {
   const root = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code = (root as { code?: unknown } | null)?.code ?? ((root as { cause?: { code?: unknown } } | null)?.cause?.code);
+  const code = (root as { code?: unknown } | null)?.code ?? (root as { cause?: { code?: unknown } } | null)?.cause?.code;
   const message = causeMessage(describeFailure(root));
   return { ...(message === undefined ? {} : { message }), ...(typeof code === "string" ? { code } : {}) };
 }

@@ -33,7 +33,10 @@ function isObject(value: unknown): value is Json {
 
 /** Replicate answers errors as problem JSON. */
 function problem(res: Response, status: number, title: string, detail: string, extra: Json = {}): void {
-  res.status(status).type("application/problem+json").send(JSON.stringify({ title, detail, status, ...extra }));
+  res
+    .status(status)
+    .type("application/problem+json")
+    .send(JSON.stringify({ title, detail, status, ...extra }));
 }
 
 // The texts Replicate's models fail with, which the adapter reads (packages/providers/src/replicate/replicate-failure.ts).
@@ -101,7 +104,16 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
     const state = status(prediction);
     const terminal = state === "succeeded" || state === "failed" || state === "canceled";
     const { directives } = prediction;
-    const error = state !== "failed" ? null : directives.policyOutput ? FAILURE.policyOutput : directives.policyInput ? FAILURE.policyInput : directives.failInput ? FAILURE.input : FAILURE.failed;
+    const error =
+      state !== "failed"
+        ? null
+        : directives.policyOutput
+          ? FAILURE.policyOutput
+          : directives.policyInput
+            ? FAILURE.policyInput
+            : directives.failInput
+              ? FAILURE.input
+              : FAILURE.failed;
     const tokens = state === "succeeded" ? languageTokens(prediction) : undefined;
     return {
       id: prediction.id,
@@ -154,7 +166,8 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
     const body: unknown = req.body;
     if (!isObject(body) || !isObject(body.input)) return problem(res, 422, "Input validation failed", "- input: Invalid type. Expected: object");
     const webhook = body.webhook;
-    if (webhook !== undefined && (typeof webhook !== "string" || !URL.canParse(webhook))) return problem(res, 422, "Invalid webhook", "- webhook: Does not match format 'uri'");
+    if (webhook !== undefined && (typeof webhook !== "string" || !URL.canParse(webhook)))
+      return problem(res, 422, "Invalid webhook", "- webhook: Does not match format 'uri'");
     const directives = parseUpDirectives(body.input);
     if (jobs.throttle(`submit:${JSON.stringify(body.input)}`, directives.submit429)) {
       const seconds = directives.retryAfterSeconds ?? 1;
@@ -162,7 +175,10 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
       return problem(res, 429, "Request was throttled", `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? "" : "s"}.`);
     }
     if (directives.submit500) return problem(res, 500, "Internal Server Error", "Simulated upstream outage");
-    if (directives.reject) return problem(res, 422, "Input validation failed", "- input.prompt: Does not match format", { invalid_fields: [{ type: "format", field: "input.prompt", description: "Does not match format" }] });
+    if (directives.reject)
+      return problem(res, 422, "Input validation failed", "- input.prompt: Does not match format", {
+        invalid_fields: [{ type: "format", field: "input.prompt", description: "Does not match format" }],
+      });
     const prediction: Prediction = {
       id: randomBytes(13).toString("hex").slice(0, 26),
       model,
@@ -189,7 +205,8 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
 
   router.use((req: Request, res: Response, next: NextFunction) => {
     const match = /^(?:Bearer|Token) (\S+)$/.exec(req.get("authorization") ?? "");
-    if (!match || (options.token !== undefined && match[1] !== options.token)) return problem(res, 401, "Unauthenticated", "You did not pass a valid authentication token");
+    if (!match || (options.token !== undefined && match[1] !== options.token))
+      return problem(res, 401, "Unauthenticated", "You did not pass a valid authentication token");
     next();
   });
 
@@ -216,9 +233,11 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
       res.set("Retry-After", String(directives.retryAfterSeconds ?? 1));
       return problem(res, 429, "Request was throttled", "Request was throttled.");
     }
-    if (directives.poll500 !== undefined && prediction.polls <= directives.poll500) return problem(res, 500, "Internal Server Error", "Simulated upstream outage");
+    if (directives.poll500 !== undefined && prediction.polls <= directives.poll500)
+      return problem(res, 500, "Internal Server Error", "Simulated upstream outage");
     const root = base(req);
-    if (directives.pollAnswer && !prediction.canceled) return sendPaddedAnswer(res, 200, view(prediction, root), directives.pollAnswer === "huge" ? HUGE_ANSWER_BYTES : Infinity);
+    if (directives.pollAnswer && !prediction.canceled)
+      return sendPaddedAnswer(res, 200, view(prediction, root), directives.pollAnswer === "huge" ? HUGE_ANSWER_BYTES : Infinity);
     res.json(view(prediction, root));
   });
 

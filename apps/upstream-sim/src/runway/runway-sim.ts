@@ -59,8 +59,10 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
     const { directives } = job;
     if (job.canceled) return { ...head, status: "CANCELLED" };
     if (!jobs.isDone(job)) return jobs.isEarly(job) ? { ...head, status: "PENDING" } : { ...head, status: "RUNNING", progress: 0.5 };
-    if (directives.policyInput) return { ...head, status: "FAILED", failure: "The prompt was rejected by content moderation.", failureCode: "SAFETY.INPUT.TEXT" };
-    if (directives.policyOutput) return { ...head, status: "FAILED", failure: "The output was rejected by content moderation.", failureCode: "SAFETY.OUTPUT.VIDEO" };
+    if (directives.policyInput)
+      return { ...head, status: "FAILED", failure: "The prompt was rejected by content moderation.", failureCode: "SAFETY.INPUT.TEXT" };
+    if (directives.policyOutput)
+      return { ...head, status: "FAILED", failure: "The output was rejected by content moderation.", failureCode: "SAFETY.OUTPUT.VIDEO" };
     if (directives.failInput) return { ...head, status: "FAILED", failure: "The input image could not be processed.", failureCode: "ASSET.INVALID" };
     if (directives.fail) return { ...head, status: "FAILED", failure: "An unexpected error occurred.", failureCode: "INTERNAL.BAD_OUTPUT.CODE01" };
     return { ...head, status: "SUCCEEDED", output: directives.noUrls ? [] : jobs.fileUrls(job, `${root}/files`) };
@@ -79,8 +81,18 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
         return error(res, 429, "You have exceeded the rate limit for this endpoint.");
       }
       if (directives.submit500) return error(res, 500, "An internal error occurred.");
-      if (directives.reject) return error(res, 400, "Validation of body failed", { issues: [{ message: "promptText: String must contain at most 1000 character(s)" }] });
-      const job: ProviderSimJob = { id: randomUUID(), endpoint, model: body.model as string, params: paramsOf(body), createdAt: now(), directives, canceled: false, polls: 0 };
+      if (directives.reject)
+        return error(res, 400, "Validation of body failed", { issues: [{ message: "promptText: String must contain at most 1000 character(s)" }] });
+      const job: ProviderSimJob = {
+        id: randomUUID(),
+        endpoint,
+        model: body.model as string,
+        params: paramsOf(body),
+        createdAt: now(),
+        directives,
+        canceled: false,
+        polls: 0,
+      };
       jobs.add(job);
       if (directives.hugeSubmit) return sendPaddedAnswer(res, 200, { id: job.id }, HUGE_ANSWER_BYTES);
       res.json({ id: job.id });
@@ -92,7 +104,8 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
 
   router.use((req: Request, res: Response, next: NextFunction) => {
     const match = /^Bearer (\S+)$/.exec(req.get("authorization") ?? "");
-    if (!match || (options.apiSecret !== undefined && match[1] !== options.apiSecret)) return error(res, 401, "Unauthorized: the API secret is missing or invalid.");
+    if (!match || (options.apiSecret !== undefined && match[1] !== options.apiSecret))
+      return error(res, 401, "Unauthorized: the API secret is missing or invalid.");
     if (req.get("x-runway-version") !== RUNWAY_API_VERSION) return error(res, 400, `Invalid API version: set X-Runway-Version to ${RUNWAY_API_VERSION}.`);
     next();
   });
@@ -100,7 +113,9 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
   router.post("/v1/image_to_video", start("videos", ["promptImage"]));
   router.post(
     "/v1/text_to_video",
-    start("videos", ["promptText"], (body) => (IMAGE_ONLY_MODELS.has(body.model as string) ? `model: ${String(body.model)} is not available for text_to_video` : undefined)),
+    start("videos", ["promptText"], (body) =>
+      IMAGE_ONLY_MODELS.has(body.model as string) ? `model: ${String(body.model)} is not available for text_to_video` : undefined,
+    ),
   );
   router.post("/v1/text_to_image", start("images", ["promptText"]));
 
@@ -115,7 +130,8 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
     }
     if (directives.poll500 !== undefined && job.polls <= directives.poll500) return error(res, 500, "An internal error occurred.");
     const root = base(req);
-    if (directives.pollAnswer && !job.canceled) return sendPaddedAnswer(res, 200, view(job, root), directives.pollAnswer === "huge" ? HUGE_ANSWER_BYTES : Infinity);
+    if (directives.pollAnswer && !job.canceled)
+      return sendPaddedAnswer(res, 200, view(job, root), directives.pollAnswer === "huge" ? HUGE_ANSWER_BYTES : Infinity);
     res.json(view(job, root));
   });
 

@@ -51,12 +51,16 @@ function isOperatorFault(status: number): boolean {
 
 function unavailable(what: string, response: Response, upstream: UpstreamCause): ProviderUnavailableError {
   const wait = parseRetryAfter(response.headers.get("retry-after"));
-  return new ProviderUnavailableError(`Replicate ${what} answered HTTP ${response.status}`, { upstream, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+  return new ProviderUnavailableError(`Replicate ${what} answered HTTP ${response.status}`, {
+    upstream,
+    ...(wait === undefined ? {} : { retryAfterMs: wait }),
+  });
 }
 
 /** The error a failed prediction create ends in. */
 export async function submitError(error: unknown, bodyOf: (response: Response) => Promise<string | undefined>): Promise<Error> {
-  if (!isReplicateApiError(error)) return new ProviderUnavailableError(`Replicate submission failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
+  if (!isReplicateApiError(error))
+    return new ProviderUnavailableError(`Replicate submission failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
   const { response } = error;
   const upstream = causeOf(response, await bodyOf(response));
   if (isTransient(response.status)) return unavailable("submission", response, upstream);
@@ -67,7 +71,8 @@ export async function submitError(error: unknown, bodyOf: (response: Response) =
 
 /** A failed prediction read: thrown when transient, otherwise the job's end. */
 export async function pollError(error: unknown, bodyOf: (response: Response) => Promise<string | undefined>): Promise<ProviderResult> {
-  if (!isReplicateApiError(error)) throw new ProviderUnavailableError(`Replicate poll failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
+  if (!isReplicateApiError(error))
+    throw new ProviderUnavailableError(`Replicate poll failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
   const { response } = error;
   const upstream = causeOf(response, await bodyOf(response));
   // A job that exists outlives a credential being rotated: only a 404 (the job is gone) ends it.

@@ -1,7 +1,6 @@
-import { isHttpUrl } from "../http-url.ts";
 import type { Endpoint } from "@gen/domain";
+import { isHttpUrl } from "../http-url.ts";
 import type { CompletedResult } from "../provider.ts";
-
 
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;

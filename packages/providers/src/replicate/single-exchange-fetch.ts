@@ -33,6 +33,10 @@ export function createSingleExchangeFetch(base: typeof fetch): { fetch: typeof f
 
   return {
     fetch: single,
-    bodyOf: async (response) => spares.get(response)?.text().catch(() => undefined),
+    bodyOf: async (response) =>
+      spares
+        .get(response)
+        ?.text()
+        .catch(() => undefined),
   };
 }

@@ -39,14 +39,18 @@ function isOperatorFault(status: number): boolean {
 
 function unavailable(what: string, error: APIError & { status: number; headers: Headers }): ProviderUnavailableError {
   const wait = parseRetryAfter(error.headers.get("retry-after"));
-  return new ProviderUnavailableError(`Runway ${what} answered HTTP ${error.status}`, { upstream: causeOf(error), ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+  return new ProviderUnavailableError(`Runway ${what} answered HTTP ${error.status}`, {
+    upstream: causeOf(error),
+    ...(wait === undefined ? {} : { retryAfterMs: wait }),
+  });
 }
 
 const POLICY_WORDS = /content moderation|safety|policy/i;
 
 export function submitError(error: unknown): Error {
   const answer = answered(error);
-  if (!answer) return new ProviderUnavailableError(`Runway submission failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
+  if (!answer)
+    return new ProviderUnavailableError(`Runway submission failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
   if (isTransient(answer.status)) return unavailable("submission", answer);
   const upstream = causeOf(answer);
   if (isOperatorFault(answer.status)) return new UpstreamRejection(Wf.UpstreamSubmitFailed, upstream);
@@ -56,7 +60,8 @@ export function submitError(error: unknown): Error {
 
 export function pollError(error: unknown): ProviderResult {
   const answer = answered(error);
-  if (!answer) throw new ProviderUnavailableError(`Runway poll failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
+  if (!answer)
+    throw new ProviderUnavailableError(`Runway poll failed: ${describeFailure(causeOrSelf(error))}`, { cause: error, upstream: networkCause(error) });
   // A job that exists outlives a secret being rotated: only a 404 (the task is gone) ends it.
   if (isTransient(answer.status) || answer.status === 401 || answer.status === 403) throw unavailable("poll", answer);
   return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream does not know the task", upstream: causeOf(answer) };

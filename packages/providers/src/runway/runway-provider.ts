@@ -85,7 +85,12 @@ export function createRunwayProvider(options: ProviderOptions): Provider {
         case "FAILED":
           return runwayFailure(upstreamId, task.failureCode, task.failure);
         case "CANCELLED":
-          return { state: "failed", code: Wf.UpstreamFailed, message: "Upstream task was cancelled", upstream: { requestId: upstreamId, message: "task cancelled" } };
+          return {
+            state: "failed",
+            code: Wf.UpstreamFailed,
+            message: "Upstream task was cancelled",
+            upstream: { requestId: upstreamId, message: "task cancelled" },
+          };
         default:
           throw new ProviderUnavailableError(`Runway answered an unknown task status ${JSON.stringify(task?.status)}`);
       }
