@@ -72,7 +72,9 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
   const secret = options.webhookSecret ?? `whsec_${randomBytes(24).toString("base64")}`;
   const base = (req: Request) => `${(options.publicUrl ?? `${req.protocol}://${req.get("host") ?? "localhost"}`).replace(/\/$/, "")}${req.baseUrl}`;
 
-  function status(prediction: Prediction): string {
+  function status(prediction: Prediction, justCreated: boolean): string {
+    // Replicate answers a create with the prediction as it starts, however fast it will run.
+    if (justCreated) return "starting";
     if (prediction.canceled) return "canceled";
     if (!jobs.isDone(prediction)) return jobs.isEarly(prediction) ? "starting" : "processing";
     const { directives } = prediction;
@@ -100,8 +102,8 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
     return { input: Math.ceil(prompt.length / 4), output: Array.isArray(pieces) ? pieces.length : 0 };
   }
 
-  function view(prediction: Prediction, root: string): Json {
-    const state = status(prediction);
+  function view(prediction: Prediction, root: string, justCreated = false): Json {
+    const state = status(prediction, justCreated);
     const terminal = state === "succeeded" || state === "failed" || state === "canceled";
     const { directives } = prediction;
     const error =
@@ -196,8 +198,8 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
     jobs.add(prediction);
     const root = base(req);
     scheduleCompleted(prediction, root);
-    if (directives.hugeSubmit) return sendPaddedAnswer(res, 201, view(prediction, root), HUGE_ANSWER_BYTES);
-    res.status(201).json(view(prediction, root));
+    if (directives.hugeSubmit) return sendPaddedAnswer(res, 201, view(prediction, root, true), HUGE_ANSWER_BYTES);
+    res.status(201).json(view(prediction, root, true));
   }
 
   const router = express.Router();
