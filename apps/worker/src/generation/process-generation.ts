@@ -30,6 +30,8 @@ interface UpstreamJob {
   route: Route;
   provider: Provider;
   upstreamId: string;
+  /** The job was created with the task's callback address as its webhook (known for a job this step submitted). */
+  callback?: boolean;
 }
 
 type Finish =
@@ -74,7 +76,7 @@ export async function generationStep(deps: GenerationDeps, taskId: string): Prom
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
-    await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed });
+    await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed, cause: { message: `model ${task.model} is not in the catalog` } });
     return undefined;
   }
   const startedAt = task.startedAt!.getTime();
@@ -119,11 +121,11 @@ async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | nul
 async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, clock: Clock): Promise<Finish | Pending> {
   const recorded = recordedJob(deps, task, model);
   if (Date.now() >= clock.deadline) return timedOut(recorded);
-  if (recorded) return judge(deps, task, recorded, await pollJob(deps, task, recorded), clock);
+  if (recorded) return judge(deps, task, model, recorded, await pollJob(deps, task, recorded), clock);
   const submitted = await submitToRoutes(deps, task, model);
   if (submitted.kind !== "submitted") return submitted.kind === "unavailable" ? submitLater(deps, task, submitted.failures, clock) : submitted;
   // A synchronous API (OpenAI Images, Moderations) answered with the result itself: no poll.
-  return judge(deps, task, submitted.job, submitted.result ?? (await pollJob(deps, task, submitted.job)), clock);
+  return judge(deps, task, model, submitted.job, submitted.result ?? (await pollJob(deps, task, submitted.job)), clock);
 }
 
 /**
@@ -166,7 +168,8 @@ async function submitToRoutes(deps: GenerationDeps, task: Task, model: ModelEntr
       continue;
     }
     await recordUpstreamJob(deps.db, task.id, { provider: route.provider, upstreamModel: route.upstreamModel, upstreamId: submitted.upstreamId });
-    return { kind: "submitted", job: { route, provider, upstreamId: submitted.upstreamId }, ...(submitted.result ? { result: submitted.result } : {}) };
+    const job: UpstreamJob = { route, provider, upstreamId: submitted.upstreamId, ...(submitted.callback ? { callback: true } : {}) };
+    return { kind: "submitted", job, ...(submitted.result ? { result: submitted.result } : {}) };
   }
   return { kind: "unavailable", failures };
 }
@@ -219,7 +222,14 @@ async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Prom
 }
 
 /** Maps the upstream's answer to the task's fate: done, failed with a workflow code, or polled again. */
-async function judge(deps: GenerationDeps, task: Task, job: UpstreamJob, answer: Awaited<ReturnType<typeof pollJob>>, clock: Clock): Promise<Finish | Pending> {
+async function judge(
+  deps: GenerationDeps,
+  task: Task,
+  model: ModelEntry,
+  job: UpstreamJob,
+  answer: Awaited<ReturnType<typeof pollJob>>,
+  clock: Clock,
+): Promise<Finish | Pending> {
   if ("kind" in answer) return answer;
   switch (answer.state) {
     case "completed":
@@ -233,12 +243,18 @@ async function judge(deps: GenerationDeps, task: Task, job: UpstreamJob, answer:
         cause: routeCause(job.route, answer.upstream ?? { message: answer.message }),
       };
     default:
-      return nextPoll(deps, task, job, "retryAfterMs" in answer ? answer.retryAfterMs : undefined, clock);
+      return nextPoll(deps, model, job, "retryAfterMs" in answer ? answer.retryAfterMs : undefined, clock);
   }
 }
 
 /** The next poll by the schedule, or later when the provider asked for it; none past the generation cap. */
-async function nextPoll(_deps: GenerationDeps, _task: Task, job: UpstreamJob, retryAfterMs: number | undefined, clock: Clock): Promise<Finish | Pending> {
+async function nextPoll(
+  _deps: GenerationDeps,
+  _model: ModelEntry,
+  job: UpstreamJob,
+  retryAfterMs: number | undefined,
+  clock: Clock,
+): Promise<Finish | Pending> {
   const now = Date.now();
   const wait = Math.max(pollDelayMs(now - clock.startedAt), retryAfterMs === undefined ? 0 : boundedRetryAfter(retryAfterMs));
   if (now + wait >= clock.deadline) return timedOut(job);
@@ -316,6 +332,7 @@ async function settlementOf(
     return { outcome: { status: TaskStatus.Completed, output, charge: completedCharge(model, task.reservedCredits, tokens), tokens } };
   } catch (error) {
     if (!(error instanceof WorkflowError)) throw error;
+    deps.logger.warn("storing outputs failed", { task_id: task.id, err: error.cause ?? error });
     const reason = error.cause instanceof Error ? error.cause.message : error.message;
     return {
       outcome: { status: TaskStatus.Failed, code: error.code, charge: 0 },
