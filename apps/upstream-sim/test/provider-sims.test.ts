@@ -38,7 +38,7 @@ describe("Replicate simulator", () => {
 
 describe("Runway simulator", () => {
   it("requires the bearer secret and X-Runway-Version", async () => {
-    const body = { model: "gen4_turbo", promptImage: "https://example.com/a.png" };
+    const body = { model: "gen4_turbo", promptImage: "https://example.com/a.png", ratio: "1280:720" };
     expect((await request(app).post("/runway/v1/image_to_video").set("X-Runway-Version", "2024-11-06").send(body)).status).toBe(401);
     const noVersion = await request(app).post("/runway/v1/image_to_video").set("Authorization", "Bearer key").send(body);
     expect(noVersion.status).toBe(400);
@@ -50,7 +50,7 @@ describe("Runway simulator", () => {
 
   it("refuses text_to_video for an image-only model, and a body without its required fields", async () => {
     const auth = { Authorization: "Bearer key", "X-Runway-Version": "2024-11-06" };
-    const imageOnly = await request(app).post("/runway/v1/text_to_video").set(auth).send({ model: "gen4_turbo", promptText: "p" });
+    const imageOnly = await request(app).post("/runway/v1/text_to_video").set(auth).send({ model: "gen4_turbo", promptText: "p", ratio: "1280:720" });
     expect(imageOnly.status).toBe(400);
     expect(imageOnly.body).toMatchObject({ error: "Validation of body failed", issues: [{ message: expect.stringContaining("gen4_turbo") }] });
     expect((await request(app).post("/runway/v1/image_to_video").set(auth).send({ model: "gen4_turbo" })).status).toBe(400);

@@ -47,7 +47,7 @@ afterAll(() => close(server));
 
 function job(
   prompt: string,
-  params: Record<string, unknown> = { image_url: "https://example.com/first-frame.png" },
+  params: Record<string, unknown> = { image_url: "https://example.com/first-frame.png", size: "1280x720" },
   extra: Partial<ProviderJob> = {},
 ): ProviderJob {
   return {
@@ -106,8 +106,11 @@ describe("Runway provider ↔ Runway simulator", () => {
   });
 
   it("a text-to-video model without a reference image goes to text_to_video", async () => {
-    const { upstreamId } = await provider.submit(job("a fox", { duration_seconds: 4 }, { upstreamModel: "veo3.1_fast" }));
-    expect(seen.at(-1)).toMatchObject({ path: "/runway/v1/text_to_video", body: { model: "veo3.1_fast", promptText: "a fox", duration: 4 } });
+    const { upstreamId } = await provider.submit(job("a fox", { duration_seconds: 4, size: "720x1280" }, { upstreamModel: "veo3.1_fast" }));
+    expect(seen.at(-1)).toMatchObject({
+      path: "/runway/v1/text_to_video",
+      body: { model: "veo3.1_fast", promptText: "a fox", duration: 4, ratio: "720:1280" },
+    });
     expect(await settle(upstreamId)).toMatchObject({ state: "completed", urls: [expect.stringMatching(/\.mp4$/)] });
   });
 

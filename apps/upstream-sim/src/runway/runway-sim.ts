@@ -110,14 +110,14 @@ export function createRunwaySim(options: RunwaySimOptions = {}): express.Router 
     next();
   });
 
-  router.post("/v1/image_to_video", start("videos", ["promptImage"]));
+  router.post("/v1/image_to_video", start("videos", ["promptImage", "ratio"]));
   router.post(
     "/v1/text_to_video",
-    start("videos", ["promptText"], (body) =>
+    start("videos", ["promptText", "ratio"], (body) =>
       IMAGE_ONLY_MODELS.has(body.model as string) ? `model: ${String(body.model)} is not available for text_to_video` : undefined,
     ),
   );
-  router.post("/v1/text_to_image", start("images", ["promptText"]));
+  router.post("/v1/text_to_image", start("images", ["promptText", "ratio"]));
 
   router.get("/v1/tasks/:id", (req, res) => {
     const job = jobs.get(req.params.id);
