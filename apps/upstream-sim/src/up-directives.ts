@@ -26,11 +26,17 @@ export interface UpDirectives {
   pollAnswer?: "huge" | "endless";
   /** A broken upstream: the submit answer never ends (for APIs that answer with the result). */
   endlessSubmit: boolean;
-  /** Every status poll answers 500 (the job itself goes on). */
-  poll500: boolean;
-  /** The completion callback is sent this long after the job finishes. */
+  /** The job fails upstream as invalid input (a provider that validates while running). */
+  failInput: boolean;
+  /** The first N polls of the job answer 429, with Retry-After (`retryAfterSeconds`). */
+  pollRateLimit?: number;
+  /** The first N polls of the job answer 500 (`poll_500` without a count: every poll); the job itself goes on. */
+  poll500?: number;
+  /** Retry-After of a provider simulator's 429 (`submit_429`, `poll_429`), in seconds (default 1). */
+  retryAfterSeconds?: number;
+  /** The webhook of a provider that sends one goes this long after the job finished. */
   callbackDelayMs?: number;
-  /** The completion callback is never sent. */
+  /** The webhook is never sent. */
   callbackLost: boolean;
 }
 
@@ -55,9 +61,10 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     mislabel: false,
     hugeSubmit: false,
     endlessSubmit: false,
-    poll500: false,
+    failInput: false,
     callbackLost: false,
   };
+  const count = (text: string) => (/^\d{1,9}$/.test(text) ? Number(text) : undefined);
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
       if (name === "submit_500") found.submit500 = true;
@@ -78,8 +85,11 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
       else if (name === "endless_submit") found.endlessSubmit = true;
-      else if (name === "poll_500") found.poll500 = true;
-      else if (name === "callback_delay_ms" && found.callbackDelayMs === undefined && /^\d{1,9}$/.test(value)) found.callbackDelayMs = Number(value);
+      else if (name === "fail_input") found.failInput = true;
+      else if (name === "poll_429") found.pollRateLimit ??= count(value);
+      else if (name === "poll_500") found.poll500 ??= value === "" ? Number.POSITIVE_INFINITY : count(value);
+      else if (name === "retry_after") found.retryAfterSeconds ??= count(value);
+      else if (name === "callback_delay_ms") found.callbackDelayMs ??= count(value);
       else if (name === "callback_lost") found.callbackLost = true;
     }
   }

@@ -22,3 +22,7 @@ export { createOpenAIProvider } from "./openai/openai-provider.ts";
 export { OPENAI_DEFAULT_BASE_URL, type OpenAIProviderOptions } from "./openai/openai-clients.ts";
 export { createFalProvider } from "./fal/fal-provider.ts";
 export { FAL_CONTENT_POLICY_TYPE, FAL_REQUEST_ID_HEADER, FalQueueStatus, FalWebhookStatus } from "./fal/fal-vocabulary.ts";
+export { createReplicateProvider, REPLICATE_DEFAULT_BASE_URL } from "./replicate/replicate-provider.ts";
+export { REPLICATE_DEFAULT_INPUT_MAP } from "./replicate/replicate-input.ts";
+export { createRunwayProvider, RUNWAY_DEFAULT_BASE_URL } from "./runway/runway-provider.ts";
+export { RUNWAY_DEFAULT_INPUT_MAP } from "./runway/runway-input.ts";

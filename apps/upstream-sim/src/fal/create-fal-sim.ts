@@ -134,6 +134,7 @@ export function createFalSim(options: FalSimOptions = {}): express.Router {
       durationMs: (options.defaultDelayMs ?? 0) + (directives.delayMs ?? 0),
       directives,
       canceled: false,
+      polls: 0,
       ...(webhook ? { webhookUrl: webhook } : {}),
     };
     remember(jobs, job.id, job, maxJobs);
@@ -171,7 +172,8 @@ export function createFalSim(options: FalSimOptions = {}): express.Router {
     if (status) {
       const job = findJob(req, res, status[1] ?? "", status[2] ?? "");
       if (!job) return;
-      if (job.directives.poll500) {
+      job.polls++;
+      if (job.directives.poll500 !== undefined && job.polls <= job.directives.poll500) {
         res.status(500).json({ detail: "Internal Server Error" });
         return;
       }

@@ -13,6 +13,8 @@ export interface FalSimJob {
   directives: UpDirectives;
   webhookUrl?: string;
   canceled: boolean;
+  /** Status polls answered so far (`[[up:poll_500=N]]` fails the first N). */
+  polls: number;
 }
 
 export function isFinished(job: FalSimJob, now: number): boolean {
