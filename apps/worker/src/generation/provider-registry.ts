@@ -1,20 +1,21 @@
 import type { Catalog, Route } from "@gen/catalog";
 import { PROVIDER_CREDENTIAL_VARIABLES, type Config, type CredentialedProvider } from "@gen/config";
 import type { ProviderKind } from "@gen/domain";
-import { createFalProvider, createHttpProvider, createOpenAIProvider, createReplicateProvider, createRunwayProvider, type Provider, type ProviderOptions } from "@gen/providers";
+import {
+  createFalProvider,
+  createHttpProvider,
+  createOpenAIProvider,
+  createReplicateProvider,
+  createRunwayProvider,
+  type Provider,
+  type ProviderOptions,
+} from "@gen/providers";
 import { createSimulatedProvider } from "@gen/simulator";
 
 /** The provider serving one upstream route of a model. */
 export type ProviderRegistry = (route: Route) => Provider;
 
 type AdapterFactory = (options: ProviderOptions) => Provider;
-
-/** A kind whose adapter is not part of this build: a catalog naming it stops start-up. */
-function notBuilt(kind: ProviderKind): AdapterFactory {
-  return () => {
-    throw new Error(`the "${kind}" provider adapter is not built into this worker`);
-  };
-}
 
 /**
  * The adapter factory of each catalog `provider`; every one takes ProviderOptions. The HTTP
