@@ -115,6 +115,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
           storage: createStorage(config),
           downloadGuard,
           webhookQueue: gateway.webhookQueue,
+          generationQueue: gateway.generationQueue,
           logger,
         },
         redis,

@@ -13,6 +13,7 @@ import { metricsRoutes } from "./routes/metrics-routes.ts";
 import { openApiRoutes } from "./routes/openapi-routes.ts";
 import { submissionRoutes } from "./routes/submission-routes.ts";
 import { pollRoute, taskRoutes } from "./routes/task-routes.ts";
+import { upstreamCallbackRoutes } from "./routes/upstream-callback-routes.ts";
 import type { GatewayDeps } from "./services/gateway-deps.ts";
 
 export function createApp(deps: GatewayDeps): express.Express {
@@ -39,6 +40,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(accountRoutes(deps));
   app.use(healthRoutes(deps));
   app.use(metricsRoutes(deps));
+  // Providers' webhooks (UPSTREAM_CALLBACK_URL): outside /api, no API key, the token is the credential.
+  app.use(upstreamCallbackRoutes(deps));
   // Stored media may hold upstream-chosen bytes: a browser must never sniff them into HTML/script.
   app.use("/cdn", noSniff, express.static(deps.config.storage.dir, { fallthrough: true, index: false, dotfiles: "deny" }));
   // Off with CONSOLE_ON_GATEWAY=false, when `pnpm start:console` serves it on a private listener.

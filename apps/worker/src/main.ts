@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       storage,
       downloadGuard,
       webhookQueue,
+      generationQueue,
       handOffWebhook: delivery.handOff,
       prepareHandOff: delivery.prepareHandOff,
       logger,

@@ -151,7 +151,7 @@ test("every route at its quota: the step is re-run after the shortest wait asked
   });
   const id = await task();
   const before = Date.now();
-  const pollAt = (await generationStep(deps(registry, { UPSTREAM_SUBMIT_RETRY_MS: "0" }), id))!;
+  const pollAt = (await generationStep(deps(registry, { UPSTREAM_SUBMIT_RETRY_MS: "0" }), id))!.at;
   expect(pollAt).toBeGreaterThanOrEqual(before + 2000);
   expect(pollAt).toBeLessThan(Date.now() + 2100);
   expect(await row(id)).toMatchObject({ status: "in_progress", upstreamId: null });
@@ -178,7 +178,7 @@ test("an outage on every route is retried within UPSTREAM_SUBMIT_RETRY_MS of the
     },
   });
   const young = await task();
-  const pollAt = await generationStep(deps(registry, { UPSTREAM_SUBMIT_RETRY_MS: "30000" }), young);
+  const pollAt = (await generationStep(deps(registry, { UPSTREAM_SUBMIT_RETRY_MS: "30000" }), young))?.at;
   expect(pollAt).toBeGreaterThan(Date.now());
   expect((await row(young)).status).toBe("in_progress");
 
@@ -238,7 +238,7 @@ test("a poll answered 429 waits as long as asked before the next one", async () 
   const { registry } = routes({ replicate: { poll: async () => Promise.reject(quota(8000)) } });
   const id = await task({ status: "in_progress", startedAt: new Date(), upstreamId: "r-q", upstreamProvider: "replicate", upstreamModel: "acme/detector" });
   const before = Date.now();
-  const pollAt = (await generationStep(deps(registry), id))!;
+  const pollAt = (await generationStep(deps(registry), id))!.at;
   expect(pollAt).toBeGreaterThanOrEqual(before + 8000);
   expect((await row(id)).status).toBe("in_progress");
 });

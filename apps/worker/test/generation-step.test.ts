@@ -76,7 +76,7 @@ test("a running task is polled once per step and given its next poll time; nothi
   const startedAt = new Date(Date.now() - 30_000);
   const id = await task({ status: "in_progress", startedAt, upstreamId: "up_1" });
   const before = Date.now();
-  const pollAt = await generationStep(deps(provider), id);
+  const pollAt = (await generationStep(deps(provider), id))?.at;
   expect(calls).toEqual(["poll up_1"]);
   // 30 s old: the next poll is 2 s away.
   expect(pollAt).toBeGreaterThanOrEqual(before + 2000);

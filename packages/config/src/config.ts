@@ -40,6 +40,12 @@ export interface Config {
   upstreamAllowedCidrs: string[];
   /** Largest body of an upstream's submit, poll or cancel answer read (UPSTREAM_MAX_RESPONSE_BYTES). */
   upstreamMaxResponseBytes: number;
+  /**
+   * UPSTREAM_CALLBACK_URL and UPSTREAM_CALLBACK_SECRET: the public base at which providers reach the
+   * gateway's callback route, and the key its per-task tokens are signed with. Absent: no
+   * upstream job is given a callback address, and the route is not served.
+   */
+  upstreamCallback: UpstreamCallbackConfig | undefined;
   /** Time limit of one request to an upstream provider (UPSTREAM_TIMEOUT_MS). */
   upstreamTimeoutMs: number;
   /**
@@ -69,6 +75,12 @@ export interface Config {
   jobLockMs: number;
   logLevel: string;
   console: ConsoleConfig;
+}
+
+export interface UpstreamCallbackConfig {
+  /** An http(s) base without query or fragment, no trailing slash. */
+  url: string;
+  secret: string;
 }
 
 export interface HttpConfig {

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import path from "node:path";
 import { RENDER_TIMEOUT_MS } from "@gen/domain";
-import type { Config } from "./config.ts";
+import type { Config, UpstreamCallbackConfig } from "./config.ts";
 import { providerCredentials } from "./provider-credentials.ts";
 import { redisConfig } from "./redis-config.ts";
 import { ConfigError } from "./config-error.ts";
@@ -55,6 +55,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamUrl: url(env, "UPSTREAM_URL", "http://127.0.0.1:8090"),
     upstreamAllowedCidrs: [],
     upstreamMaxResponseBytes: int(env, "UPSTREAM_MAX_RESPONSE_BYTES", 1024 * 1024, 1),
+    upstreamCallback: upstreamCallback(env),
     upstreamTimeoutMs: int(env, "UPSTREAM_TIMEOUT_MS", 10_000, 1),
     upstreamSubmitRetryMs: int(env, "UPSTREAM_SUBMIT_RETRY_MS", 30_000, 0),
     providerCredentials: providerCredentials(env),
@@ -114,6 +115,29 @@ function upstreamHostAddresses(upstreamUrl: string): string[] {
   const host = new URL(upstreamUrl).hostname.replace(/^\[(.*)\]$/, "$1");
   if (host === "localhost") return ["127.0.0.1", "::1"];
   return isIP(host) === 0 ? [] : [host];
+}
+
+/**
+ * UPSTREAM_CALLBACK_URL, with the secret its tokens are signed with. A secret is required with it:
+ * every gateway and worker process must sign and check the same tokens, so none can make its own.
+ */
+function upstreamCallback(env: Env): UpstreamCallbackConfig | undefined {
+  const raw = str(env, "UPSTREAM_CALLBACK_URL", "");
+  if (raw === "") return undefined;
+  const parsed = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (
+    !parsed ||
+    (parsed.protocol !== "http:" && parsed.protocol !== "https:") ||
+    parsed.search !== "" ||
+    parsed.hash !== "" ||
+    parsed.username !== "" ||
+    parsed.password !== ""
+  ) {
+    throw new ConfigError(`UPSTREAM_CALLBACK_URL must be an http(s) base address without query, fragment or credentials, got "${raw}"`);
+  }
+  const key = secret(env, "UPSTREAM_CALLBACK_SECRET", 32);
+  if (key === undefined) throw new ConfigError("UPSTREAM_CALLBACK_SECRET (at least 32 characters) is required with UPSTREAM_CALLBACK_URL");
+  return { url: raw.replace(/\/+$/, ""), secret: key };
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

@@ -38,6 +38,7 @@ export const TASK_SELECTION = [
   "upstream_id as upstreamId",
   "upstream_provider as upstreamProvider",
   "upstream_model as upstreamModel",
+  "upstream_callback as upstreamCallback",
   "failure_cause as failureCause",
   "discarded_at as discardedAt",
 ] as const;
@@ -270,6 +271,7 @@ function createdTask(task: NewTask, createdAt: Date): Task {
     upstreamId: null,
     upstreamProvider: null,
     upstreamModel: null,
+    upstreamCallback: false,
     failureCause: null,
     discardedAt: null,
   };
@@ -301,6 +303,8 @@ export interface UpstreamJobRef {
   provider: ProviderKind;
   upstreamModel: string;
   upstreamId: string;
+  /** The job was created with our callback address: its polls are a safety net. */
+  callback?: boolean;
 }
 
 /**
@@ -308,11 +312,15 @@ export interface UpstreamJobRef {
  * this job on this route, never a new one on another.
  */
 export async function recordUpstreamJob(db: Queryable, id: string, job: UpstreamJobRef): Promise<void> {
-  await upstreamStatement(db, "upstream", id, job.upstreamId, job.provider, job.upstreamModel, new Date());
+  await upstreamStatement(db, "upstream", id, job.upstreamId, job.provider, job.upstreamModel, job.callback === true, new Date());
 }
 
-const upstreamStatement = compiledOnce((k, _shape, id: string, upstreamId: string, provider: ProviderKind, upstreamModel: string, now: Date) =>
-  k.updateTable("tasks").set({ upstream_id: upstreamId, upstream_provider: provider, upstream_model: upstreamModel, updated_at: now }).where("id", "=", id),
+const upstreamStatement = compiledOnce(
+  (k, _shape, id: string, upstreamId: string, provider: ProviderKind, upstreamModel: string, callback: boolean, now: Date) =>
+    k
+      .updateTable("tasks")
+      .set({ upstream_id: upstreamId, upstream_provider: provider, upstream_model: upstreamModel, upstream_callback: callback, updated_at: now })
+      .where("id", "=", id),
 );
 
 /**

@@ -9,8 +9,16 @@ export interface RequestContext {
 
 export const context = (res: Response): RequestContext => res.locals as RequestContext;
 
-/** The path without its query string: query strings may hold secrets and are never logged. */
+const CALLBACK_PREFIX = "/upstream-callbacks/";
+
+/**
+ * The path without its query string: query strings may hold secrets and are never logged. Nor is
+ * an upstream callback token's MAC: the line keeps the task id it names.
+ */
 export const pathOf = (req: Request): string => {
   const query = req.originalUrl.indexOf("?");
-  return query === -1 ? req.originalUrl : req.originalUrl.slice(0, query);
+  const path = query === -1 ? req.originalUrl : req.originalUrl.slice(0, query);
+  if (!path.startsWith(CALLBACK_PREFIX)) return path;
+  const dot = path.indexOf(".", CALLBACK_PREFIX.length);
+  return dot === -1 ? path : `${path.slice(0, dot)}.<mac>`;
 };

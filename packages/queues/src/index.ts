@@ -29,3 +29,6 @@ export {
 export { createInlineLease, inlineLeaseKeys, LEASE_BEATS, type InlineLease, type InlineLeaseOptions } from "./inline-lease.ts";
 export { gatherPerTurn } from "./gather-per-turn.ts";
 export { withDeadline } from "./with-deadline.ts";
+export { wakeGenerationJob } from "./wake-generation-job.ts";
+export { clearUpstreamCallback, signalUpstreamCallback, takeUpstreamCallback } from "./upstream-callback-signal.ts";
+export { createUpstreamSlots, type SlotClaim, type SlotRoute, type UpstreamSlots } from "./upstream-slots.ts";

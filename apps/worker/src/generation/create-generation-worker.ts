@@ -1,6 +1,6 @@
 import { Worker } from "bullmq";
 import type { RedisClient as Redis } from "@gen/queues";
-import { QUEUE_NAMES, type GenerationJobData } from "@gen/queues";
+import { QUEUE_NAMES, createUpstreamSlots, type GenerationJobData } from "@gen/queues";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { runGenerationJob } from "./run-generation-job.ts";
 
@@ -9,7 +9,13 @@ import { runGenerationJob } from "./run-generation-job.ts";
  * upstream is a delayed job (see run-generation-job.ts). A SIGKILLed worker's running step is
  * re-run by another worker once its lock (JOB_LOCK_MS) expires.
  */
-export function createGenerationWorker(deps: GenerationDeps, connection: Redis): Worker<GenerationJobData> {
+export function createGenerationWorker(given: GenerationDeps, connection: Redis): Worker<GenerationJobData> {
+  // Caps and callback marks on the worker's own connection unless the caller brought its own.
+  const deps: GenerationDeps = {
+    ...given,
+    redis: given.redis ?? connection,
+    upstreamSlots: given.upstreamSlots ?? createUpstreamSlots(connection, given.config.queuePrefix),
+  };
   const worker = new Worker<GenerationJobData>(QUEUE_NAMES.generation, (job, token) => runGenerationJob(deps, job, token), {
     connection,
     prefix: deps.config.queuePrefix,

@@ -4,7 +4,7 @@ import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import type { WebhookJobData } from "@gen/queues";
+import type { GenerationJobData, RedisClient, UpstreamSlots, WebhookJobData } from "@gen/queues";
 import type { DownloadGuard, Storage } from "@gen/storage";
 import type { HandOffFirstAttempt, PrepareFirstAttempt } from "../delivery/index.ts";
 import type { ProviderRegistry } from "./provider-registry.ts";
@@ -18,6 +18,12 @@ export interface GenerationDeps {
   /** The SSRF guard every upstream file download goes through (UPSTREAM_ALLOWED_CIDRS). */
   downloadGuard: DownloadGuard;
   webhookQueue: Queue<WebhookJobData>;
+  /** The generation queue itself: a task wakes another's parked job through it (a freed slot, a callback). Absent: nobody is woken (tests). */
+  generationQueue?: Queue<GenerationJobData>;
+  /** Upstream callbacks' marks live here (upstream-callback-signal.ts). Absent: none are read (tests). */
+  redis?: RedisClient;
+  /** Fleet-wide slots of capped routes (catalog `maxConcurrency`). Absent: caps are not enforced (tests without Redis). */
+  upstreamSlots?: UpstreamSlots;
   /** The delivery worker's routed hand-off (per-host tickets); absent: attempt 1 is simply queued. */
   handOffWebhook?: HandOffFirstAttempt;
   /** Its prepare step: the receiver's ticket taken alongside the terminal statement; absent: the hand-off asks after the commit. */

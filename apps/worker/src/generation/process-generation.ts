@@ -2,7 +2,7 @@ import type { ModelEntry, Route } from "@gen/catalog";
 import { isTerminalTask, TaskStatus } from "@gen/domain";
 import { findTask, markTaskStarted, recordFailureCause, recordUpstreamJob, type FailureCause, type Task } from "@gen/db";
 import { Wf, WorkflowError, type WorkflowCode } from "@gen/errors";
-import { TASK_ID_PATTERN } from "@gen/ids";
+import { TASK_ID_PATTERN, callbackToken } from "@gen/ids";
 import { recordTaskFinished } from "@gen/metrics";
 import {
   PolicyViolation,
@@ -17,11 +17,13 @@ import {
   type UpstreamCause,
 } from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/ledger";
+import { clearUpstreamCallback, takeUpstreamCallback, wakeGenerationJob } from "@gen/queues";
 import { prepareHandOff } from "@gen/webhook-delivery";
 import { claimRoute } from "./claim-route.ts";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
+import { SLOT_WAIT_SAFETY_MS, claimAnySlot, leaseGraceMs, mayWait, releaseSlot, renewSlot, waitForSlot } from "./route-slots.ts";
 import { storeOutputs } from "./store-outputs.ts";
 import { boundedRetryAfter, quotaWaitMs, submitRetryDelayMs } from "./upstream-waits.ts";
 
@@ -30,14 +32,26 @@ interface UpstreamJob {
   route: Route;
   provider: Provider;
   upstreamId: string;
+  /** Created with our callback address: polls are a safety net (the task's `upstream_callback`). */
+  callback: boolean;
 }
 
 type Finish =
   | { kind: "completed"; result: CompletedResult; job: UpstreamJob }
   /** `cause` is what the provider said, for the operator only (the task row's failure_cause, the logs). */
   | { kind: "failed"; code: WorkflowCode; stage?: PolicyStage; cause?: FailureCause };
-/** Not done yet: run the next step at `pollAt` (epoch ms). */
-type Pending = { kind: "pending"; pollAt: number };
+/** Not done yet: run the next step at `pollAt` (epoch ms); `afterParked` once the job waits for it. */
+type Pending = { kind: "pending"; pollAt: number; afterParked?: () => Promise<void> };
+
+/**
+ * When a task's next step is due (epoch ms), and what to do once its job is parked until then
+ * (join a waiting list, look for a callback that came during the step): only after the park can
+ * a wake-up not miss the job.
+ */
+export interface NextStep {
+  at: number;
+  afterParked?: () => Promise<void>;
+}
 
 /** The task's time frame (epoch ms): when it started, and its generation cap (GENERATION_TIMEOUT_MS, 80002). */
 interface Clock {
@@ -60,17 +74,24 @@ type Unavailable = { route: Route; error: ProviderUnavailableError };
  * second one, and settles through `settleTask`, which moves the task only once. Infrastructure
  * errors (database, Redis) are thrown so that BullMQ retries the job; workflow failures end the task.
  */
-export async function generationStep(deps: GenerationDeps, taskId: string): Promise<number | undefined> {
+export async function generationStep(deps: GenerationDeps, taskId: string): Promise<NextStep | undefined> {
   // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
   if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
   const loaded = await findTask(deps.db, taskId);
   if (!loaded || loaded.discardedAt) return undefined;
   if (isTerminalTask(loaded.status)) {
     await cancelUpstreamOfCanceled(deps, loaded);
+    // Settled elsewhere (a client's cancel) or by a run before this one: its slot is free now.
+    await releaseSlot(deps, loaded.id, deps.catalog.model(loaded.model));
     return undefined;
   }
+  const waiting = await waitForRoom(deps, loaded);
+  if (waiting) return waiting;
   const task = await markStarted(deps, loaded);
-  if (!task) return undefined;
+  if (!task) {
+    await releaseSlot(deps, loaded.id, deps.catalog.model(loaded.model));
+    return undefined;
+  }
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
@@ -79,15 +100,30 @@ export async function generationStep(deps: GenerationDeps, taskId: string): Prom
   }
   const startedAt = task.startedAt!.getTime();
   const outcome = await advance(deps, task, model, { startedAt, deadline: startedAt + deps.config.generationTimeoutMs });
-  if (outcome.kind === "pending") return outcome.pollAt;
+  if (outcome.kind === "pending") return outcome.afterParked ? { at: outcome.pollAt, afterParked: outcome.afterParked } : { at: outcome.pollAt };
   await finish(deps, task, model, outcome);
   return undefined;
 }
 
+/**
+ * A queued task of a model whose every route is capped (`maxConcurrency`) takes its slot before it
+ * starts. Finding every route full, it stays queued, its generation cap not running, and its job
+ * parks until a slot frees (woken first come, first served) or SLOT_WAIT_SAFETY_MS passes.
+ */
+async function waitForRoom(deps: GenerationDeps, task: Task): Promise<NextStep | undefined> {
+  if (task.status !== TaskStatus.Queued || !deps.upstreamSlots) return undefined;
+  const model = deps.catalog.model(task.model);
+  if (!model || !mayWait(model)) return undefined;
+  if (await claimAnySlot(deps, task.id, model, leaseGraceMs(deps))) return undefined;
+  return { at: Date.now() + SLOT_WAIT_SAFETY_MS, afterParked: () => waitForSlot(deps, task.id, model) };
+}
+
 /** Runs a task to a terminal state in this call, waiting in-process between steps (tests, tools). */
 export async function processGeneration(deps: GenerationDeps, taskId: string): Promise<void> {
-  for (let pollAt = await generationStep(deps, taskId); pollAt !== undefined; pollAt = await generationStep(deps, taskId)) {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, pollAt - Date.now())));
+  for (let next = await generationStep(deps, taskId); next !== undefined; next = await generationStep(deps, taskId)) {
+    await next.afterParked?.();
+    const at = next.at;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
   }
 }
 
@@ -119,11 +155,19 @@ async function markStarted(deps: GenerationDeps, task: Task): Promise<Task | nul
 async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, clock: Clock): Promise<Finish | Pending> {
   const recorded = recordedJob(deps, task, model);
   if (Date.now() >= clock.deadline) return timedOut(recorded);
-  if (recorded) return judge(deps, task, recorded, await pollJob(deps, task, recorded), clock);
+  if (recorded) {
+    // This poll answers every callback so far (upstream-callback-signal.ts).
+    if (recorded.callback && deps.redis) await clearUpstreamCallback(deps.redis, deps.config.queuePrefix, task.id);
+    return judge(deps, task, model, recorded, await pollJob(deps, task, recorded), clock);
+  }
   const submitted = await submitToRoutes(deps, task, model);
+  if (submitted.kind === "unavailable" && submitted.failures.length === 0 && mayWait(model) && deps.upstreamSlots) return waitInList(deps, task, model, clock);
   if (submitted.kind !== "submitted") return submitted.kind === "unavailable" ? submitLater(deps, task, submitted.failures, clock) : submitted;
   // A synchronous API (OpenAI Images, Moderations) answered with the result itself: no poll.
-  return judge(deps, task, submitted.job, submitted.result ?? (await pollJob(deps, task, submitted.job)), clock);
+  if (submitted.result) return judge(deps, task, model, submitted.job, submitted.result, clock);
+  // The provider calls back when the job is done: no poll now, only the safety net.
+  if (submitted.job.callback) return nextPoll(deps, task, model, submitted.job, undefined, clock);
+  return judge(deps, task, model, submitted.job, await pollJob(deps, task, submitted.job), clock);
 }
 
 /**
@@ -140,7 +184,21 @@ function recordedJob(deps: GenerationDeps, task: Task, model: ModelEntry): Upstr
           provider: task.upstreamProvider,
           upstreamModel: task.upstreamModel ?? model.upstreamModel,
         });
-  return { route, provider: deps.providers(route), upstreamId: task.upstreamId };
+  return { route, provider: deps.providers(route), upstreamId: task.upstreamId, callback: task.upstreamCallback };
+}
+
+/**
+ * A started task found every capped route full (its slot was lost after it started, or it moved
+ * off a route): it waits in the model's list like a queued one, its generation cap running.
+ */
+function waitInList(deps: GenerationDeps, task: Task, model: ModelEntry, clock: Clock): Pending {
+  return { kind: "pending", pollAt: Math.min(Date.now() + SLOT_WAIT_SAFETY_MS, clock.deadline), afterParked: () => waitForSlot(deps, task.id, model) };
+}
+
+/** The address a provider calls when the task's job is done (UPSTREAM_CALLBACK_URL), with the task's token. */
+function callbackUrlOf(deps: GenerationDeps, taskId: string): string | undefined {
+  const callbacks = deps.config.upstreamCallback;
+  return callbacks && `${callbacks.url}/upstream-callbacks/${callbackToken(callbacks.secret, taskId)}`;
 }
 
 type SubmitOutcome = { kind: "submitted"; job: UpstreamJob; result?: ProviderResult } | { kind: "unavailable"; failures: Unavailable[] } | Finish;
@@ -153,25 +211,32 @@ type SubmitOutcome = { kind: "submitted"; job: UpstreamJob; result?: ProviderRes
  */
 async function submitToRoutes(deps: GenerationDeps, task: Task, model: ModelEntry): Promise<SubmitOutcome> {
   const failures: Unavailable[] = [];
+  const callbackUrl = callbackUrlOf(deps, task.id);
   for (const route of model.routes) {
     if (!(await claimRoute(deps, task, model, route))) continue;
     const provider = deps.providers(route);
     let submitted;
     try {
-      submitted = await provider.submit(jobFor(task, model, route));
+      submitted = await provider.submit(jobFor(task, model, route, callbackUrl));
     } catch (error) {
       if (!(error instanceof ProviderUnavailableError)) return refused(route, error);
       deps.logger.info("upstream unavailable at submit", { task_id: task.id, cause: unavailableCause(route, error) });
       failures.push({ route, error });
       continue;
     }
-    await recordUpstreamJob(deps.db, task.id, { provider: route.provider, upstreamModel: route.upstreamModel, upstreamId: submitted.upstreamId });
-    return { kind: "submitted", job: { route, provider, upstreamId: submitted.upstreamId }, ...(submitted.result ? { result: submitted.result } : {}) };
+    // Only an adapter that registered the address says so: the others are polled as before.
+    const callback = callbackUrl !== undefined && submitted.callback === true;
+    await recordUpstreamJob(deps.db, task.id, { provider: route.provider, upstreamModel: route.upstreamModel, upstreamId: submitted.upstreamId, callback });
+    return {
+      kind: "submitted",
+      job: { route, provider, upstreamId: submitted.upstreamId, callback },
+      ...(submitted.result ? { result: submitted.result } : {}),
+    };
   }
   return { kind: "unavailable", failures };
 }
 
-function jobFor(task: Task, model: ModelEntry, route: Route): ProviderJob {
+function jobFor(task: Task, model: ModelEntry, route: Route, callbackUrl: string | undefined): ProviderJob {
   const job: ProviderJob = {
     taskId: task.id,
     endpoint: task.endpoint,
@@ -182,6 +247,7 @@ function jobFor(task: Task, model: ModelEntry, route: Route): ProviderJob {
   };
   if (model.upstreamInputMap) job.inputMap = model.upstreamInputMap;
   if (model.upstreamInput) job.constantInput = model.upstreamInput;
+  if (callbackUrl !== undefined) job.callbackUrl = callbackUrl;
   return job;
 }
 
@@ -219,7 +285,14 @@ async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Prom
 }
 
 /** Maps the upstream's answer to the task's fate: done, failed with a workflow code, or polled again. */
-async function judge(deps: GenerationDeps, task: Task, job: UpstreamJob, answer: Awaited<ReturnType<typeof pollJob>>, clock: Clock): Promise<Finish | Pending> {
+async function judge(
+  deps: GenerationDeps,
+  task: Task,
+  model: ModelEntry,
+  job: UpstreamJob,
+  answer: Awaited<ReturnType<typeof pollJob>>,
+  clock: Clock,
+): Promise<Finish | Pending> {
   if ("kind" in answer) return answer;
   switch (answer.state) {
     case "completed":
@@ -233,16 +306,39 @@ async function judge(deps: GenerationDeps, task: Task, job: UpstreamJob, answer:
         cause: routeCause(job.route, answer.upstream ?? { message: answer.message }),
       };
     default:
-      return nextPoll(deps, task, job, "retryAfterMs" in answer ? answer.retryAfterMs : undefined, clock);
+      return nextPoll(deps, task, model, job, "retryAfterMs" in answer ? answer.retryAfterMs : undefined, clock);
   }
 }
 
-/** The next poll by the schedule, or later when the provider asked for it; none past the generation cap. */
-async function nextPoll(_deps: GenerationDeps, _task: Task, job: UpstreamJob, retryAfterMs: number | undefined, clock: Clock): Promise<Finish | Pending> {
+/**
+ * The next poll by the schedule (poll-schedule.ts: the task's age, the model's expectedDurationMs,
+ * whether a callback is expected), or later when the provider asked for it; the last one at the
+ * generation cap, whose step times the task out. The task's slot, if its route is capped, is held
+ * until then. With a callback expected, a callback that came during this step wakes the job once
+ * it is parked.
+ */
+async function nextPoll(
+  deps: GenerationDeps,
+  task: Task,
+  model: ModelEntry,
+  job: UpstreamJob,
+  retryAfterMs: number | undefined,
+  clock: Clock,
+): Promise<Finish | Pending> {
   const now = Date.now();
-  const wait = Math.max(pollDelayMs(now - clock.startedAt), retryAfterMs === undefined ? 0 : boundedRetryAfter(retryAfterMs));
-  if (now + wait >= clock.deadline) return timedOut(job);
-  return { kind: "pending", pollAt: now + wait };
+  if (now >= clock.deadline) return timedOut(job);
+  const scheduled = pollDelayMs({ elapsedMs: now - clock.startedAt, expectedDurationMs: model.expectedDurationMs, callback: job.callback });
+  const wait = Math.max(scheduled, retryAfterMs === undefined ? 0 : boundedRetryAfter(retryAfterMs));
+  const pollAt = Math.min(now + wait, clock.deadline);
+  await renewSlot(deps, task.id, model, job.route, pollAt - now);
+  if (!job.callback) return { kind: "pending", pollAt };
+  return { kind: "pending", pollAt, afterParked: () => wakeOnCallback(deps, task.id) };
+}
+
+/** After the park: a callback that came while the step ran (its mark) makes the next poll run now. */
+async function wakeOnCallback(deps: GenerationDeps, taskId: string): Promise<void> {
+  if (!deps.redis || !deps.generationQueue) return;
+  if (await takeUpstreamCallback(deps.redis, deps.config.queuePrefix, taskId)) await wakeGenerationJob(deps.generationQueue, taskId);
 }
 
 /** The generation cap is reached (80002): the upstream job, if any, is cancelled (best effort) before the task settles. */
@@ -291,6 +387,8 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
     await handOff.abandoned();
     throw error;
   });
+  // The task is terminal either way: its upstream slot goes to the next waiter before the hand-off runs.
+  await releaseSlot(deps, task.id, model);
   if (!settled) return handOff.abandoned();
   recordTaskFinished(deps.metrics, settled);
   deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
