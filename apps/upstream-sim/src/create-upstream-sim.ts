@@ -5,6 +5,8 @@ import { simulateGeneration } from "@gen/simulator";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { inferEndpoint } from "./infer-endpoint.ts";
 import { createOpenAISim } from "./openai/create-openai-sim.ts";
+import { createReplicateSim } from "./replicate/replicate-sim.ts";
+import { createRunwaySim } from "./runway/runway-sim.ts";
 import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "./padded-answer.ts";
 import { parseUpDirectives, type UpDirectives } from "./up-directives.ts";
 
@@ -190,6 +192,9 @@ export function createUpstreamSim(options: UpstreamSimOptions = {}): express.App
       .set("Cache-Control", "no-store")
       .send(data);
   });
+
+  app.use("/replicate/v1", createReplicateSim(options));
+  app.use("/runway", createRunwaySim(options));
 
   app.use((_req, res) => {
     res.status(404).json(errorBody(UpstreamErrorType.NotFound, "Route not found"));

@@ -5,6 +5,8 @@ import type { Endpoint } from "@gen/domain";
 const KEYWORDS: ReadonlyArray<[string, Endpoint]> = [
   ["video", "videos"],
   ["audio", "audio"],
+  ["speech", "audio"],
+  ["music", "audio"],
   ["detect", "detect"],
   ["humaniz", "humanize"],
   ["essay", "essay"],

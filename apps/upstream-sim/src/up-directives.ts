@@ -26,6 +26,18 @@ export interface UpDirectives {
   pollAnswer?: "huge" | "endless";
   /** A broken upstream: the submit answer never ends (for APIs that answer with the result). */
   endlessSubmit: boolean;
+  /** The job fails upstream as invalid input (a provider that validates while running). */
+  failInput: boolean;
+  /** The first N polls of the job answer 429, with Retry-After (`retryAfterSeconds`). */
+  pollRateLimit?: number;
+  /** The first N polls of the job answer 500. */
+  poll500?: number;
+  /** Retry-After of a provider simulator's 429 (`submit_429`, `poll_429`), in seconds (default 1). */
+  retryAfterSeconds?: number;
+  /** The webhook of a provider that sends one goes this long after the job finished. */
+  callbackDelayMs?: number;
+  /** The webhook is never sent. */
+  callbackLost: boolean;
 }
 
 const UP_DIRECTIVE = /\[\[up:([a-z_0-9]+)(?:=([^\]]*))?\]\]/g;
@@ -49,7 +61,10 @@ export function parseUpDirectives(input: unknown): UpDirectives {
     mislabel: false,
     hugeSubmit: false,
     endlessSubmit: false,
+    failInput: false,
+    callbackLost: false,
   };
+  const count = (text: string) => (/^\d{1,9}$/.test(text) ? Number(text) : undefined);
   for (const text of stringsIn(input)) {
     for (const [, name, value = ""] of text.matchAll(UP_DIRECTIVE)) {
       if (name === "submit_500") found.submit500 = true;
@@ -70,6 +85,12 @@ export function parseUpDirectives(input: unknown): UpDirectives {
       else if (name === "huge_poll") found.pollAnswer ??= "huge";
       else if (name === "endless_poll") found.pollAnswer ??= "endless";
       else if (name === "endless_submit") found.endlessSubmit = true;
+      else if (name === "fail_input") found.failInput = true;
+      else if (name === "poll_429") found.pollRateLimit ??= count(value);
+      else if (name === "poll_500") found.poll500 ??= count(value);
+      else if (name === "retry_after") found.retryAfterSeconds ??= count(value);
+      else if (name === "callback_delay_ms") found.callbackDelayMs ??= count(value);
+      else if (name === "callback_lost") found.callbackLost = true;
     }
   }
   return found;

@@ -20,3 +20,7 @@ export { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 export { createHttpProvider, DEFAULT_UPSTREAM_TIMEOUT_MS, type HttpProviderOptions } from "./http-provider.ts";
 export { createOpenAIProvider } from "./openai/openai-provider.ts";
 export { OPENAI_DEFAULT_BASE_URL, type OpenAIProviderOptions } from "./openai/openai-clients.ts";
+export { createReplicateProvider, REPLICATE_DEFAULT_BASE_URL } from "./replicate/replicate-provider.ts";
+export { REPLICATE_DEFAULT_INPUT_MAP } from "./replicate/replicate-input.ts";
+export { createRunwayProvider, RUNWAY_DEFAULT_BASE_URL } from "./runway/runway-provider.ts";
+export { RUNWAY_DEFAULT_INPUT_MAP } from "./runway/runway-input.ts";

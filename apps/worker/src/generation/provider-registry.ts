@@ -1,7 +1,7 @@
 import type { Catalog, Route } from "@gen/catalog";
 import { PROVIDER_CREDENTIAL_VARIABLES, type Config, type CredentialedProvider } from "@gen/config";
 import type { ProviderKind } from "@gen/domain";
-import { createHttpProvider, createOpenAIProvider, type Provider, type ProviderOptions } from "@gen/providers";
+import { createHttpProvider, createOpenAIProvider, createReplicateProvider, createRunwayProvider, type Provider, type ProviderOptions } from "@gen/providers";
 import { createSimulatedProvider } from "@gen/simulator";
 
 /** The provider serving one upstream route of a model. */
@@ -24,10 +24,10 @@ function adapters(config: Config): Record<ProviderKind, AdapterFactory> {
   return {
     simulated: () => createSimulatedProvider(),
     http: (options) => createHttpProvider({ ...options, baseUrl: options.baseUrl ?? config.upstreamUrl }),
-    replicate: notBuilt("replicate"),
+    replicate: createReplicateProvider,
     fal: notBuilt("fal"),
     openai: (options) => createOpenAIProvider({ ...options, maxMediaBytes: config.downloadMaxBytes }),
-    runway: notBuilt("runway"),
+    runway: createRunwayProvider,
   };
 }
 

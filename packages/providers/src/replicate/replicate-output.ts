@@ -1,0 +1,31 @@
+import type { Endpoint } from "@gen/domain";
+import { isHttpUrl } from "../http-url.ts";
+import type { CompletedResult } from "../provider.ts";
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * A succeeded prediction's `output` as our result. A media model answers a URL or an array of
+ * URLs (files to download); a language model an array of text pieces (joined), or a string; any
+ * other model an object, taken as the data as it is. `textEndpoint` is the endpoint of a job whose
+ * output is data (absent for media). Language models report token counts in `metrics`, which
+ * feed token billing.
+ */
+export function replicateOutput(textEndpoint: Endpoint | undefined, output: unknown, metrics: unknown): CompletedResult {
+  const result: CompletedResult = { state: "completed" };
+  if (textEndpoint === undefined) {
+    const candidates = Array.isArray(output) ? output : [output];
+    result.urls = candidates.filter(isHttpUrl);
+  } else if (output !== null && typeof output === "object" && !Array.isArray(output)) {
+    result.data = output as Record<string, unknown>;
+  } else if (typeof output === "string" || (Array.isArray(output) && output.every((piece) => typeof piece === "string"))) {
+    const text = typeof output === "string" ? output : output.join("");
+    result.data = textEndpoint === "essay" ? { text, word_count: text.split(/\s+/).filter(Boolean).length } : { text };
+  }
+  const counts = metrics !== null && typeof metrics === "object" ? (metrics as Record<string, unknown>) : {};
+  if (isCount(counts.input_token_count) && isCount(counts.output_token_count))
+    result.tokens = { input: counts.input_token_count, output: counts.output_token_count };
+  return result;
+}
