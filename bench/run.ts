@@ -23,18 +23,11 @@ const only = (process.env.BENCH_ONLY ?? "").split(",").filter((key) => key !== "
 const log = (message: string) => process.stdout.write(`[${new Date().toISOString()}] ${message}\n`);
 
 const loadBefore = os.loadavg();
-// The unit of every CPU figure (figure.ts withUnits), measured in this run before the figures.
-const barePost = await measureBarePostCpu();
+// The unit of every CPU figure (figure.ts withUnits), measured in this run before and after the
+// figures (the mean of both), as the machine's neighbours change its speed within a run.
+const barePostBefore = await measureBarePostCpu();
 const ctx = await createBenchContext(quick);
-const figures: Figure[] = [
-  {
-    name: "bare Express POST (the unit of CPU figures)",
-    value: barePost,
-    unit: "ms",
-    cpu: cpuColumns({ bare: barePost }),
-    note: "CPU of the bare Express process (bench/support/bare-server.ts) per JSON POST, autocannon with 32 keep-alive connections; every figure's units column is its CPU per unit of work (subject processes, this run's PostgreSQL backends, Redis) divided by this",
-  },
-];
+const figures: Figure[] = [];
 try {
   for (const [key, name, run] of [
     ["http", "HTTP throughput", httpThroughput],
@@ -55,6 +48,15 @@ try {
 } finally {
   await ctx.close();
 }
+const barePostAfter = await measureBarePostCpu();
+const barePost = (barePostBefore + barePostAfter) / 2;
+figures.unshift({
+  name: "bare Express POST (the unit of CPU figures)",
+  value: barePost,
+  unit: "ms",
+  cpu: cpuColumns({ bare: barePost }),
+  note: `CPU of the bare Express process (bench/support/bare-server.ts) per JSON POST under autocannon, 32 keep-alive connections; the mean of ${barePostBefore.toFixed(3)} ms before the figures and ${barePostAfter.toFixed(3)} ms after; every figure's units column is its CPU per unit of work (subject processes, this run's PostgreSQL backends, Redis) divided by this`,
+});
 const withUnit = withUnits(figures, barePost);
 const result = {
   date: new Date().toISOString(),
