@@ -3,7 +3,7 @@
 // schedule"). N simulated `detect` tasks of 60 s (BENCH_QUICK: 100 tasks) run on ONE worker process
 // (main.ts) per schedule, one schedule after the other, on a database and QUEUE_PREFIX of their
 // own; CPU is the worker's utime + stime from /proc, from enqueue to the last completion. With
-// callbacks (UPSTREAM_CALLBACK_URL set), N image tasks of 60 s go through the gateway to the
+// callbacks (UPSTREAM_CALLBACK_URL set), N detect tasks of 60 s go through the gateway to the
 // Replicate simulator, whose completed webhook wakes each task's job; there the completion lag
 // after the provider finished is measured too. Alone (the bare-POST unit measured first):
 // `pnpm exec tsx --conditions=@gen/source bench/poll-schedule-cost.ts`.
@@ -118,28 +118,19 @@ async function runGenerations(model: string, count: number, catalogPath: string)
   }
 }
 
-/** A Replicate image model served by the Replicate simulator, whose completed webhooks reach the gateway. */
-function replicateModel(simPort: number): Record<string, unknown> {
+/** The simulated detector of the polling runs, on a `replicate` route served by the Replicate simulator. */
+function replicateDetector(base: Record<string, unknown>, simPort: number): Record<string, unknown> {
   return {
-    id: "bench-replicate-image",
-    endpoint: "images",
+    ...base,
+    id: "bench-replicate-detect",
     provider: "replicate",
-    upstreamModel: "black-forest-labs/flux-schnell",
+    upstreamModel: "bench/ai-text-detector",
     upstreamUrl: `http://127.0.0.1:${simPort}/replicate/v1`,
-    upstreamInput: { output_format: "png" },
-    description: "Replicate image model behind the Replicate simulator.",
-    contentFilter: false,
-    maxPromptLength: 2000,
-    sizes: ["512x512"],
-    defaultSize: "512x512",
-    parameters: { type: "object", properties: {} },
-    pricing: { method: "flat", credits: 1, units: [] },
-    moderationRefund: { output: 1 },
   };
 }
 
 /**
- * `count` image tasks of 60 s on the Replicate simulator, which POSTs its signed `completed`
+ * `count` detect tasks of 60 s on the Replicate simulator, which POSTs its signed `completed`
  * webhook to the gateway's callback route when each job finishes: submitted through the gateway,
  * one worker process, UPSTREAM_CALLBACK_URL set. The worker's CPU per generation, and how long
  * after the job finished upstream the task was seen completed.
@@ -153,7 +144,12 @@ async function runCallbackGenerations(count: number): Promise<Run> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "bench-callback-catalog-"));
   const catalogPath = path.join(dir, "models.json");
   const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_PATH, "utf8")) as { models: Record<string, unknown>[] };
-  catalog.models.push(replicateModel(simPort));
+  catalog.models.push(
+    replicateDetector(
+      catalog.models.find((m) => m.id === "sim-detect-1")!,
+      simPort,
+    ),
+  );
   writeFileSync(catalogPath, JSON.stringify(catalog));
   const port = await closedPort();
   const base = `http://127.0.0.1:${port}`;
@@ -186,9 +182,9 @@ async function runCallbackGenerations(count: number): Promise<Run> {
     for (let i = 0; i < count; i += 50) {
       const answers = await Promise.all(
         Array.from({ length: Math.min(50, count - i) }, (_, j) =>
-          stack!.call(user.auth, "POST", "/api/v1/images/generations", {
-            model: "bench-replicate-image",
-            prompt: `bench ${i + j} [[up:delay_ms=${UPSTREAM_MS}]]`,
+          stack!.call(user.auth, "POST", "/api/v1/detect", {
+            model: "bench-replicate-detect",
+            text: `bench ${i + j} [[up:delay_ms=${UPSTREAM_MS}]]`,
           }),
         ),
       );
@@ -281,7 +277,7 @@ export async function pollScheduleCost(options: { quick: boolean }): Promise<Fig
           target: "<= 2 ms",
           pass: callbacks.cpuPerGeneration <= 2 && callbacks.failed === 0,
           cpu: cpuColumns({ worker: callbacks.cpuPerGeneration }),
-          note: `${describe(callbacks, "Replicate image tasks (512x512 PNG downloaded and stored)")}; UPSTREAM_CALLBACK_URL set, the Replicate simulator's completed webhook reaches the gateway's callback route`,
+          note: `${describe(callbacks, "detect tasks on the Replicate simulator")}; UPSTREAM_CALLBACK_URL set, the Replicate simulator's completed webhook reaches the gateway's callback route`,
         },
         {
           name: "completion after the provider finished, callbacks, p99",

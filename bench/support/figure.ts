@@ -45,7 +45,7 @@ export function cpuColumns(perUnit: Record<string, number>, baseline?: number): 
 }
 
 /** CPU ms per unit of work of the subject's processes, this run's PostgreSQL backends and Redis. */
-export function cpuTotal(cpu: CpuColumns): number {
+function cpuTotal(cpu: CpuColumns): number {
   const shared = [cpu.postgres, cpu.redis].filter((ms) => !Number.isNaN(ms));
   return [...Object.values(cpu.subject), ...shared].reduce((sum, ms) => sum + ms, 0);
 }
