@@ -201,18 +201,11 @@ async function runCallbackGenerations(count: number): Promise<Run> {
       await sleep(500);
     }
     const cpu = cpuMs(pid) - cpuBefore;
-    const rows = await stack.db.task.findMany({ where: { id: { in: ids } }, select: { id: true, status: true, finishedAt: true } });
-    // When each job finished upstream, as the simulator reports it (completed_at of the prediction).
-    const upstreamIds = await stack.db.task.findMany({ where: { id: { in: ids } }, select: { id: true, upstreamId: true } });
-    const doneAt = new Map<string, number>();
-    for (const row of upstreamIds) {
-      const res = await fetch(`http://127.0.0.1:${simPort}/replicate/v1/predictions/${row.upstreamId}`, { headers: { authorization: "Bearer r8_bench" } });
-      const prediction = (await res.json()) as { completed_at: string | null };
-      if (prediction.completed_at) doneAt.set(row.id, Date.parse(prediction.completed_at));
-    }
+    // The simulator's job starts at its submit, after the task's started_at: this lag is an upper bound.
+    const rows = await stack.db.task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
     return {
       cpuPerGeneration: cpu / count,
-      lags: rows.filter((r) => doneAt.has(r.id)).map((r) => r.finishedAt!.getTime() - doneAt.get(r.id)!),
+      lags: rows.map((r) => r.finishedAt!.getTime() - (r.startedAt!.getTime() + UPSTREAM_MS)),
       failed: rows.filter((r) => r.status !== "completed").length,
       wallS: (Date.now() - startedAt) / 1000,
     };
@@ -285,7 +278,7 @@ export async function pollScheduleCost(options: { quick: boolean }): Promise<Fig
           unit: "ms",
           target: "<= 1000 ms",
           pass: p99 <= 1000 && callbacks.lags.length === count,
-          note: `task finished_at minus the prediction's completed_at at the simulator; median ${median(callbacks.lags).toFixed(0)} ms, max ${Math.max(...callbacks.lags)} ms`,
+          note: `task finished_at minus (started_at + 60 s), an upper bound as the upstream job starts at the submit after started_at; median ${median(callbacks.lags).toFixed(0)} ms, max ${Math.max(...callbacks.lags)} ms`,
         },
       );
     }
