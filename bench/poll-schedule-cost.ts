@@ -135,7 +135,7 @@ function replicateDetector(base: Record<string, unknown>, simPort: number): Reco
  * one worker process, UPSTREAM_CALLBACK_URL set. The worker's CPU per generation, and how long
  * after the job finished upstream the task was seen completed.
  */
-async function runCallbackGenerations(count: number): Promise<Run> {
+async function runCallbackGenerations(count: number, callbacks = true): Promise<Run> {
   process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
   const database = await createScratchDatabase();
   const simPort = await closedPort();
@@ -163,8 +163,7 @@ async function runCallbackGenerations(count: number): Promise<Run> {
         BASE_URL: base,
         MODEL_CATALOG: catalogPath,
         REPLICATE_API_TOKEN: "r8_bench",
-        UPSTREAM_CALLBACK_URL: base,
-        UPSTREAM_CALLBACK_SECRET: randomBytes(32).toString("hex"),
+        ...(callbacks ? { UPSTREAM_CALLBACK_URL: base, UPSTREAM_CALLBACK_SECRET: randomBytes(32).toString("hex") } : {}),
         UPSTREAM_ALLOWED_CIDRS: "127.0.0.1/32",
         LOG_LEVEL: "error",
         JOB_LOCK_MS: "30000",
@@ -218,12 +217,12 @@ async function runCallbackGenerations(count: number): Promise<Run> {
 }
 
 /**
- * BENCH_POLL_VARIANTS=callbacks (comma-separated: generic, expected, callbacks) runs some variants
+ * BENCH_POLL_VARIANTS=callbacks (comma-separated: generic, expected, replicate-expected, callbacks) runs some variants
  * only; BENCH_POLL_TASKS=N sets the tasks per variant.
  */
 export async function pollScheduleCost(options: { quick: boolean }): Promise<Figure[]> {
   const count = Number(process.env.BENCH_POLL_TASKS ?? (options.quick ? 100 : 500));
-  const variants = (process.env.BENCH_POLL_VARIANTS ?? "generic,expected,callbacks").split(",");
+  const variants = (process.env.BENCH_POLL_VARIANTS ?? "generic,expected,replicate-expected,callbacks").split(",");
   // The shipped catalog plus the same simulated detector with expectedDurationMs: the only difference between the two polling runs.
   const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_PATH, "utf8")) as { models: Record<string, unknown>[] };
   const base = catalog.models.find((m) => m.id === "sim-detect-1")!;
@@ -256,6 +255,16 @@ export async function pollScheduleCost(options: { quick: boolean }): Promise<Fig
         pass: expected.cpuPerGeneration <= 5 && expected.failed === 0,
         cpu: cpuColumns({ worker: expected.cpuPerGeneration }),
         note: `${describe(expected, "simulated detect tasks")}; baseline: the generic schedule`,
+      });
+    }
+    const replicatePolled = variants.includes("replicate-expected") ? await runCallbackGenerations(count, false) : undefined;
+    if (replicatePolled) {
+      figures.push({
+        name: "worker CPU per 60-s generation, Replicate route polled by expectedDurationMs",
+        value: replicatePolled.cpuPerGeneration,
+        unit: "ms",
+        cpu: cpuColumns({ worker: replicatePolled.cpuPerGeneration }),
+        note: `${describe(replicatePolled, "detect tasks on the Replicate simulator")}; no UPSTREAM_CALLBACK_URL: the callbacks figure's same-provider baseline`,
       });
     }
     if (variants.includes("callbacks")) {
