@@ -2,13 +2,13 @@
 // generic schedule (baseline) and the model's `expectedDurationMs` (docs/providers.md "Poll
 // schedule"). N simulated `detect` tasks of 60 s (BENCH_QUICK: 100 tasks) run on ONE worker process
 // (main.ts) per schedule, one schedule after the other, on a database and QUEUE_PREFIX of their
-// own; CPU is the worker's utime + stime from /proc, from enqueue to the last completion. The same
-// run measures a bare Express POST (bench/support/bare-server.ts, sequential keep-alive POSTs, its
-// process's CPU) so each figure is also given in bare-POST units. Alone:
+// own; CPU is the worker's utime + stime from /proc, from enqueue to the last completion. With
+// callbacks (UPSTREAM_CALLBACK_URL set), N detect tasks of 60 s go through the gateway to the
+// Replicate simulator, whose completed webhook wakes each task's job; there the completion lag
+// after the provider finished is measured too. Alone (the bare-POST unit measured first):
 // `pnpm exec tsx --conditions=@gen/source bench/poll-schedule-cost.ts`.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,53 +19,21 @@ import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, createRedis, generati
 import { SIM_BASE_DELAY_MS } from "@gen/simulator";
 import { startApp } from "../test/faults/support/app-process.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
+import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
+import { startFaultStack, type FaultStack } from "../test/faults/support/fault-stack.ts";
+import { measureBarePostCpu } from "./support/bare-post-unit.ts";
 import { startChild } from "./support/child.ts";
-import { table, type Figure } from "./support/figure.ts";
+import { cpuColumns, table, withUnits, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 
 const UPSTREAM_MS = 60_000;
 const TICKS_PER_SECOND = 100;
-const BARE_POSTS = 3000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
-
-/** CPU ms of the bare Express process per JSON POST, sequential on one keep-alive connection. */
-async function bareExpressPostCpu(): Promise<number> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const bare = await startChild("bench/support/bare-server.ts", { PORT: String(port) });
-  await bare.message;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const body = JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", size: "1024x1024" });
-  const post = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: "127.0.0.1",
-          port,
-          path: "/api/v1/images/generations",
-          method: "POST",
-          agent,
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        },
-        (res) => res.resume().on("end", resolve),
-      );
-      req.on("error", reject);
-      req.end(body);
-    });
-  try {
-    for (let i = 0; i < 200; i++) await post();
-    const before = cpuMs(bare.child.pid!);
-    for (let i = 0; i < BARE_POSTS; i++) await post();
-    return (cpuMs(bare.child.pid!) - before) / BARE_POSTS;
-  } finally {
-    agent.destroy();
-    await bare.stop();
-  }
 }
 
 interface Run {
@@ -150,48 +118,189 @@ async function runGenerations(model: string, count: number, catalogPath: string)
   }
 }
 
+/** The simulated detector of the polling runs, on a `replicate` route served by the Replicate simulator. */
+function replicateDetector(base: Record<string, unknown>, simPort: number): Record<string, unknown> {
+  return {
+    ...base,
+    id: "bench-replicate-detect",
+    provider: "replicate",
+    upstreamModel: "bench/ai-text-detector",
+    upstreamUrl: `http://127.0.0.1:${simPort}/replicate/v1`,
+  };
+}
+
+/**
+ * `count` detect tasks of 60 s on the Replicate simulator, which POSTs its signed `completed`
+ * webhook to the gateway's callback route when each job finishes: submitted through the gateway,
+ * one worker process, UPSTREAM_CALLBACK_URL set. The worker's CPU per generation, and how long
+ * after the job finished upstream the task was seen completed.
+ */
+async function runCallbackGenerations(count: number, callbacks = true): Promise<Run> {
+  process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
+  const database = await createScratchDatabase();
+  const simPort = await closedPort();
+  const sim = await startChild("apps/upstream-sim/src/main.ts", { UPSTREAM_SIM_PORT: String(simPort), LOG_LEVEL: "error" });
+  await sim.message;
+  const dir = mkdtempSync(path.join(os.tmpdir(), "bench-callback-catalog-"));
+  const catalogPath = path.join(dir, "models.json");
+  const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_PATH, "utf8")) as { models: Record<string, unknown>[] };
+  catalog.models.push(
+    replicateDetector(
+      catalog.models.find((m) => m.id === "sim-detect-1")!,
+      simPort,
+    ),
+  );
+  writeFileSync(catalogPath, JSON.stringify(catalog));
+  const port = await closedPort();
+  const base = `http://127.0.0.1:${port}`;
+  let stack: FaultStack | undefined;
+  try {
+    stack = await startFaultStack({
+      databaseUrl: database.url,
+      redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+      env: {
+        PORT: String(port),
+        BASE_URL: base,
+        MODEL_CATALOG: catalogPath,
+        REPLICATE_API_TOKEN: "r8_bench",
+        ...(callbacks ? { UPSTREAM_CALLBACK_URL: base, UPSTREAM_CALLBACK_SECRET: randomBytes(32).toString("hex") } : {}),
+        UPSTREAM_ALLOWED_CIDRS: "127.0.0.1/32",
+        LOG_LEVEL: "error",
+        JOB_LOCK_MS: "30000",
+        RECONCILE_INTERVAL_MS: "15000",
+        WEBHOOK_TIMEOUT_MS: "10000",
+        WEBHOOK_RETRY_DELAY_MS: "40000",
+        WEBHOOK_FINAL_ATTEMPT_MS: "300000",
+      },
+    });
+    const user = await stack.user(1_000_000_000);
+    const pid = stack.workers[0]!.child.pid!;
+    const cpuBefore = cpuMs(pid);
+    const startedAt = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 50) {
+      const answers = await Promise.all(
+        Array.from({ length: Math.min(50, count - i) }, (_, j) =>
+          stack!.call(user.auth, "POST", "/api/v1/detect", {
+            model: "bench-replicate-detect",
+            text: `bench ${i + j} [[up:delay_ms=${UPSTREAM_MS}]]`,
+          }),
+        ),
+      );
+      for (const answer of answers) {
+        if (answer.status !== 202) throw new Error(`submission answered ${answer.status} ${JSON.stringify(answer.body)}`);
+        ids.push(answer.body.id as string);
+      }
+    }
+    const deadline = startedAt + UPSTREAM_MS * 3 + 60_000;
+    for (;;) {
+      const done = await stack.db.task.count({ where: { id: { in: ids }, status: { in: ["completed", "failed"] } } });
+      if (done === count) break;
+      if (Date.now() > deadline) throw new Error(`only ${done} of ${count} generations finished`);
+      await sleep(500);
+    }
+    const cpu = cpuMs(pid) - cpuBefore;
+    // The simulator's job starts at its submit, after the task's started_at: this lag is an upper bound.
+    const rows = await stack.db.task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
+    return {
+      cpuPerGeneration: cpu / count,
+      lags: rows.map((r) => r.finishedAt!.getTime() - (r.startedAt!.getTime() + UPSTREAM_MS)),
+      failed: rows.filter((r) => r.status !== "completed").length,
+      wallS: (Date.now() - startedAt) / 1000,
+    };
+  } finally {
+    await stack?.close();
+    await sim.stop();
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * BENCH_POLL_VARIANTS=callbacks (comma-separated: generic, expected, replicate-expected, callbacks) runs some variants
+ * only; BENCH_POLL_TASKS=N sets the tasks per variant.
+ */
 export async function pollScheduleCost(options: { quick: boolean }): Promise<Figure[]> {
-  const count = options.quick ? 100 : 500;
-  // The shipped catalog plus the same simulated detector with expectedDurationMs: the only difference between the two runs.
+  const count = Number(process.env.BENCH_POLL_TASKS ?? (options.quick ? 100 : 500));
+  const variants = (process.env.BENCH_POLL_VARIANTS ?? "generic,expected,replicate-expected,callbacks").split(",");
+  // The shipped catalog plus the same simulated detector with expectedDurationMs: the only difference between the two polling runs.
   const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_PATH, "utf8")) as { models: Record<string, unknown>[] };
   const base = catalog.models.find((m) => m.id === "sim-detect-1")!;
   catalog.models.push({ ...base, id: "sim-detect-expected", expectedDurationMs: UPSTREAM_MS + SIM_BASE_DELAY_MS });
   const dir = mkdtempSync(path.join(os.tmpdir(), "bench-poll-catalog-"));
   const catalogPath = path.join(dir, "models.json");
   writeFileSync(catalogPath, JSON.stringify(catalog));
+  const describe = (run: Run, what: string) =>
+    `${count} ${what} of 60 s on one worker process over ${run.wallS.toFixed(0)} s, ${run.failed} not completed; seen done a median ${median(run.lags).toFixed(0)} ms (p99 ${percentile(run.lags, 99).toFixed(0)} ms) after the upstream finished`;
+  const figures: Figure[] = [];
   try {
-    const bare = await bareExpressPostCpu();
-    const generic = await runGenerations("sim-detect-1", count, catalogPath);
-    const expected = await runGenerations("sim-detect-expected", count, catalogPath);
-    const describe = (run: Run) =>
-      `${count} tasks of 60 s on one worker process over ${run.wallS.toFixed(0)} s, ${run.failed} not completed; seen done a median ${median(run.lags).toFixed(0)} ms (p99 ${percentile(run.lags, 99).toFixed(0)} ms) after the upstream finished; ${(run.cpuPerGeneration / bare).toFixed(1)} bare-POST units (bare Express POST ${bare.toFixed(3)} ms of its process's CPU)`;
-    return [
-      { name: "worker CPU per 60-s generation, generic schedule", value: generic.cpuPerGeneration, unit: "ms", note: describe(generic) },
-      {
-        name: "worker CPU per 60-s generation, expectedDurationMs",
+    const generic = variants.includes("generic") ? await runGenerations("sim-detect-1", count, catalogPath) : undefined;
+    if (generic) {
+      figures.push({
+        name: "worker CPU per 60-s generation, generic schedule",
+        value: generic.cpuPerGeneration,
+        unit: "ms",
+        cpu: cpuColumns({ worker: generic.cpuPerGeneration }),
+        note: describe(generic, "simulated detect tasks"),
+      });
+    }
+    if (variants.includes("expected")) {
+      const expected = await runGenerations("sim-detect-expected", count, catalogPath);
+      figures.push({
+        name: "worker CPU per 60-s generation, polls by expectedDurationMs",
         value: expected.cpuPerGeneration,
         unit: "ms",
-        baseline: generic.cpuPerGeneration,
-        ratio: expected.cpuPerGeneration / generic.cpuPerGeneration,
+        ...(generic ? { baseline: generic.cpuPerGeneration, ratio: expected.cpuPerGeneration / generic.cpuPerGeneration } : {}),
         target: "<= 5 ms",
         pass: expected.cpuPerGeneration <= 5 && expected.failed === 0,
-        note: describe(expected),
-      },
-      {
-        name: "bare Express POST (same run)",
-        value: bare,
+        cpu: cpuColumns({ worker: expected.cpuPerGeneration }),
+        note: `${describe(expected, "simulated detect tasks")}; baseline: the generic schedule`,
+      });
+    }
+    const replicatePolled = variants.includes("replicate-expected") ? await runCallbackGenerations(count, false) : undefined;
+    if (replicatePolled) {
+      figures.push({
+        name: "worker CPU per 60-s generation, Replicate route polled by expectedDurationMs",
+        value: replicatePolled.cpuPerGeneration,
         unit: "ms",
-        note: `${BARE_POSTS} sequential keep-alive POSTs; CPU of the bare-server process per POST`,
-      },
-    ];
+        cpu: cpuColumns({ worker: replicatePolled.cpuPerGeneration }),
+        note: `${describe(replicatePolled, "detect tasks on the Replicate simulator")}; no UPSTREAM_CALLBACK_URL: the callbacks figure's same-provider baseline`,
+      });
+    }
+    if (variants.includes("callbacks")) {
+      const callbacks = await runCallbackGenerations(count);
+      const p99 = percentile(callbacks.lags, 99);
+      figures.push(
+        {
+          name: "worker CPU per 60-s generation, callbacks",
+          value: callbacks.cpuPerGeneration,
+          unit: "ms",
+          ...(generic ? { baseline: generic.cpuPerGeneration, ratio: callbacks.cpuPerGeneration / generic.cpuPerGeneration } : {}),
+          target: "<= 2 ms",
+          pass: callbacks.cpuPerGeneration <= 2 && callbacks.failed === 0,
+          cpu: cpuColumns({ worker: callbacks.cpuPerGeneration }),
+          note: `${describe(callbacks, "detect tasks on the Replicate simulator")}; UPSTREAM_CALLBACK_URL set, the Replicate simulator's completed webhook reaches the gateway's callback route`,
+        },
+        {
+          name: "completion after the provider finished, callbacks, p99",
+          value: p99,
+          unit: "ms",
+          target: "<= 1000 ms",
+          pass: p99 <= 1000 && callbacks.lags.length === count,
+          note: `task finished_at minus (started_at + 60 s), an upper bound as the upstream job starts at the submit after started_at; median ${median(callbacks.lags).toFixed(0)} ms, max ${Math.max(...callbacks.lags)} ms`,
+        },
+      );
+    }
+    return figures;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const figures = await pollScheduleCost({ quick: process.env.BENCH_QUICK === "1" });
-  process.stdout.write(`${table(figures)}\n`);
+  const bare = await measureBarePostCpu();
+  const figures = withUnits(await pollScheduleCost({ quick: process.env.BENCH_QUICK === "1" }), bare);
+  process.stdout.write(`${table(figures)}\n\nunit: bare Express POST ${bare.toFixed(3)} ms of its process's CPU\n`);
   for (const f of figures) if (f.note) process.stdout.write(`- ${f.name}: ${f.note}\n`);
   process.exit(0);
 }

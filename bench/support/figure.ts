@@ -9,6 +9,13 @@ export interface Figure {
   note?: string;
   /** CPU milliseconds per unit of work (request, delivery, task) per process, from /proc. */
   cpu?: CpuColumns;
+  /**
+   * The CPU per unit of work of the processes under test, PostgreSQL (this run's backends) and
+   * Redis, in units of the same run's bare Express POST (set by withUnits).
+   */
+  units?: number;
+  /** A target on `units`: withUnits sets `pass` from it (and from any `pass` already given). */
+  unitsTarget?: number;
 }
 
 /**
@@ -37,6 +44,21 @@ export function cpuColumns(perUnit: Record<string, number>, baseline?: number): 
   return { subject, postgres: perUnit.postgres ?? Number.NaN, postgresAll: perUnit.postgres_all ?? Number.NaN, redis: perUnit.redis ?? Number.NaN, baseline };
 }
 
+/** CPU ms per unit of work of the subject's processes, this run's PostgreSQL backends and Redis. */
+function cpuTotal(cpu: CpuColumns): number {
+  const shared = [cpu.postgres, cpu.redis].filter((ms) => !Number.isNaN(ms));
+  return [...Object.values(cpu.subject), ...shared].reduce((sum, ms) => sum + ms, 0);
+}
+
+/** Every figure with CPU columns also in units of the same run's bare Express POST (CPU ms per POST). */
+export function withUnits(figures: Figure[], barePostCpuMs: number): Figure[] {
+  return figures.map((f) => {
+    if (!f.cpu) return f;
+    const units = cpuTotal(f.cpu) / barePostCpuMs;
+    return f.unitsTarget === undefined ? { ...f, units } : { ...f, units, pass: (f.pass ?? true) && units <= f.unitsTarget };
+  });
+}
+
 const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? "" : n >= 100 ? n.toFixed(0) : n.toFixed(n >= 10 ? 1 : 2));
 
 export function table(figures: Figure[]): string {
@@ -56,8 +78,9 @@ export function table(figures: Figure[]): string {
     fmt(f.cpu?.postgresAll),
     fmt(f.cpu?.redis),
     fmt(f.cpu?.baseline),
+    fmt(f.units),
   ]);
-  const head = ["figure", "value", "baseline", "ratio", "target", "", "CPU ms/unit: subject", "pg", "pg all", "redis", "baseline proc"];
+  const head = ["figure", "value", "baseline", "ratio", "target", "", "CPU ms/unit: subject", "pg", "pg all", "redis", "baseline proc", "units"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells

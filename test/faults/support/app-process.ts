@@ -22,8 +22,8 @@ export interface AppProcess {
  * One real app process from its sources (`pnpm start:<app>` runs the same main.ts compiled to
  * dist/; test/e2e/production-build.test.ts covers that path), plus the loopback name mapping. Resolves once the app reports ready over IPC.
  */
-export async function startApp(app: AppName, env: Record<string, string>, label: string = app): Promise<AppProcess> {
-  const child = spawn(process.execPath, ["--conditions=@gen/source", "--import", "tsx", "--import", LOOPBACK_DNS, `apps/${app}/src/main.ts`], {
+export async function startApp(app: AppName, env: Record<string, string>, label: string = app, nodeArgs: string[] = []): Promise<AppProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, "--conditions=@gen/source", "--import", "tsx", "--import", LOOPBACK_DNS, `apps/${app}/src/main.ts`], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env, NODE_OPTIONS: "" },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
