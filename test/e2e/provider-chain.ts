@@ -30,11 +30,7 @@ export interface ProviderChain {
  * port 443 (a webhook_url may not name a port) of a loopback address of its own, so parallel
  * suites do not fight over 127.0.0.1:443.
  */
-export async function startProviderChain(
-  models: Record<string, unknown>[],
-  env: Record<string, string>,
-  options: StackOptions = {},
-): Promise<ProviderChain> {
+export async function startProviderChain(models: Record<string, unknown>[], env: Record<string, string>, options: StackOptions = {}): Promise<ProviderChain> {
   const simServer = http.createServer();
   simServer.listen(0, "127.0.0.1");
   await once(simServer, "listening");

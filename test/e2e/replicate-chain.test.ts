@@ -120,21 +120,25 @@ maybe("Replicate end to end, woken by Replicate's webhook", () => {
     await ledgerHolds(stack, user.userId);
   }, 40_000);
 
-  test("a lost webhook is made up for by the safety poll", async () => {
-    const { stack } = callbackChain;
-    const user = await stack.user();
-    const started = Date.now();
-    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", {
-      model: MODEL.id,
-      prompt: "a harbour at night [[up:callback_lost]]",
-      size: "512x512",
-    });
-    const task = await stack.waitTerminal(user.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS + 15_000);
-    expect(task.status).toBe("completed");
-    // Nothing woke it: the prediction was done at once, yet only the safety poll saw it.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(CALLBACK_SAFETY_POLL_MS - 1000);
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
-    expect(row.upstreamCallback).toBe(true);
-    await ledgerHolds(stack, user.userId);
-  }, CALLBACK_SAFETY_POLL_MS + 30_000);
+  test(
+    "a lost webhook is made up for by the safety poll",
+    async () => {
+      const { stack } = callbackChain;
+      const user = await stack.user();
+      const started = Date.now();
+      const submitted = await stack.submit(user.auth, "/api/v1/images/generations", {
+        model: MODEL.id,
+        prompt: "a harbour at night [[up:callback_lost]]",
+        size: "512x512",
+      });
+      const task = await stack.waitTerminal(user.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS + 15_000);
+      expect(task.status).toBe("completed");
+      // Nothing woke it: the prediction was done at once, yet only the safety poll saw it.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(CALLBACK_SAFETY_POLL_MS - 1000);
+      const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+      expect(row.upstreamCallback).toBe(true);
+      await ledgerHolds(stack, user.userId);
+    },
+    CALLBACK_SAFETY_POLL_MS + 30_000,
+  );
 });
