@@ -9,7 +9,8 @@ import { resolverFor } from "../../packages/webhook-sender/test/helpers/fake-res
 import { startReceiver, type Receiver } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { createUpstreamSim } from "../../apps/upstream-sim/src/create-upstream-sim.ts";
-import { ledgerHolds, startStack, type Stack } from "./stack.ts";
+import { CALLBACK_SAFETY_POLL_MS } from "../../apps/worker/src/generation/poll-schedule.ts";
+import { ledgerHolds, startStack, type Stack, type StackOptions } from "./stack.ts";
 
 // Models served by fal: submission through the gateway, the worker's fal adapter against the fal
 // wire simulator (catalog upstreamUrl), outputs stored under CDN_URL, the task's webhook delivered.
@@ -21,9 +22,11 @@ const canBind443 = process.getuid?.() === 0;
 if (!canBind443) console.warn(`fal e2e: the webhook delivery test is skipped, binding ${RECEIVER_IP}:443 needs root`);
 
 let falServer: http.Server;
+let falBase: string;
 let stack: Stack;
 let user: { userId: string; auth: string };
 let receiver: Receiver | undefined;
+let ca: Awaited<ReturnType<typeof createTestCa>> | undefined;
 
 type Entry = Record<string, unknown> & { id: string };
 
@@ -48,20 +51,29 @@ function falCatalog(falUrl: string): string {
   return file;
 }
 
+/** A stack serving the fal copies, with its generation worker and, as root, its webhook delivery to the receiver. */
+async function startFalStack(options: StackOptions = {}): Promise<Stack> {
+  const started = await startStack(
+    { MODEL_CATALOG: falCatalog(`${falBase}/fal`), FAL_KEY: "e2e-key-id:e2e-key-secret", WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32` },
+    options,
+  );
+  started.startWorker();
+  if (ca)
+    started.startDeliveryWorker(
+      createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }),
+    );
+  return started;
+}
+
 beforeAll(async () => {
   falServer = http.createServer();
   falServer.listen(0, "127.0.0.1");
   await once(falServer, "listening");
-  const falBase = `http://127.0.0.1:${(falServer.address() as AddressInfo).port}`;
+  falBase = `http://127.0.0.1:${(falServer.address() as AddressInfo).port}`;
   falServer.on("request", createUpstreamSim({ publicUrl: falBase }));
-  const ca = canBind443 ? await createTestCa("fal e2e CA") : undefined;
+  ca = canBind443 ? await createTestCa("fal e2e CA") : undefined;
   if (ca) receiver = await startReceiver({ tls: await issueServerCert([HOST], { ca }), host: RECEIVER_IP, port: 443 });
-  stack = await startStack({ MODEL_CATALOG: falCatalog(`${falBase}/fal`), FAL_KEY: "e2e-key-id:e2e-key-secret", WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32` });
-  stack.startWorker();
-  if (ca)
-    stack.startDeliveryWorker(
-      createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }),
-    );
+  stack = await startFalStack();
   user = await stack.user();
 });
 
@@ -129,4 +141,48 @@ describe("fal-served models end to end", () => {
     const polled = await fetch(`${stack.baseUrl}/api/v1/tasks/${submitted.body.id}`, { headers: { Authorization: user.auth } });
     expect(delivered()?.body.toString("utf8")).toBe(await polled.text());
   });
+});
+
+// With UPSTREAM_CALLBACK_URL set to the stack's own gateway, fal requests are submitted with
+// fal's `webhookUrl`, and the simulator's webhook wakes the task.
+describe("fal-served models end to end, woken by fal's webhook", () => {
+  let callbackStack: Stack;
+  let callbackUser: { userId: string; auth: string };
+  beforeAll(async () => {
+    callbackStack = await startFalStack({ upstreamCallbacks: true });
+    callbackUser = await callbackStack.user();
+  });
+  afterAll(async () => {
+    await callbackStack?.close();
+  });
+
+  (canBind443 ? test : test.skip)(
+    "a 2-s request completes on its webhook, long before the safety poll, and the client's webhook is the GET body",
+    async () => {
+      const url = `https://${HOST}/hooks/fal-callback`;
+      const submitted = await callbackStack.submit(callbackUser.auth, "/api/v1/images/generations", {
+        model: "fal-image-1",
+        prompt: "a kite at dusk [[up:delay_ms=2000]]",
+        webhook_url: url,
+      });
+      expect(submitted.status).toBe(202);
+      // With a callback expected the worker's first poll comes only after CALLBACK_SAFETY_POLL_MS
+      // (30 s): a task done within half of it was woken by the callback, not found by a poll.
+      const task = await callbackStack.waitTerminal(callbackUser.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS / 2);
+      expect(task).toMatchObject({ status: "completed", error: null });
+      const row = await callbackStack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+      expect(row).toMatchObject({ upstreamProvider: "fal", upstreamCallback: true });
+      for (const output of task.output.image_urls as string[]) {
+        expect(output.startsWith(`${callbackStack.config.cdnUrl}/`)).toBe(true);
+        expect((await fetch(output)).headers.get("content-type")).toContain("image/png");
+      }
+      const deadline = Date.now() + 15_000;
+      const delivered = () => receiver!.requests.find((r) => r.body.toString("utf8").includes(submitted.body.id));
+      while (!delivered() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const polled = await fetch(`${callbackStack.baseUrl}/api/v1/tasks/${submitted.body.id}`, { headers: { Authorization: callbackUser.auth } });
+      expect(delivered()?.body.toString("utf8")).toBe(await polled.text());
+      await ledgerHolds(callbackStack, callbackUser.userId);
+    },
+    40_000,
+  );
 });

@@ -10,7 +10,7 @@ import { resolverFor } from "../../packages/webhook-sender/test/helpers/fake-res
 import { startReceiver, type Receiver } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { createUpstreamSim } from "../../apps/upstream-sim/src/create-upstream-sim.ts";
-import { startStack, type Stack } from "./stack.ts";
+import { startStack, type Stack, type StackOptions } from "./stack.ts";
 
 /** The host name a task's webhook_url names; it resolves to the receiver's loopback address. */
 export const HOOK_HOST = "hooks.provider.example";
@@ -30,7 +30,7 @@ export interface ProviderChain {
  * port 443 (a webhook_url may not name a port) of a loopback address of its own, so parallel
  * suites do not fight over 127.0.0.1:443.
  */
-export async function startProviderChain(models: Record<string, unknown>[], env: Record<string, string>): Promise<ProviderChain> {
+export async function startProviderChain(models: Record<string, unknown>[], env: Record<string, string>, options: StackOptions = {}): Promise<ProviderChain> {
   const simServer = http.createServer();
   simServer.listen(0, "127.0.0.1");
   await once(simServer, "listening");
@@ -45,7 +45,7 @@ export async function startProviderChain(models: Record<string, unknown>[], env:
   const hookAddress = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
   const ca = await createTestCa("provider e2e CA");
   const receiver = await startReceiver({ tls: await issueServerCert([HOOK_HOST], { ca }), host: hookAddress, port: 443 });
-  const stack = await startStack({ MODEL_CATALOG: catalogFile, WEBHOOK_ALLOWED_CIDRS: `${hookAddress}/32`, ...env });
+  const stack = await startStack({ MODEL_CATALOG: catalogFile, WEBHOOK_ALLOWED_CIDRS: `${hookAddress}/32`, ...env }, options);
   stack.startWorker();
   stack.startDeliveryWorker(
     createWebhookSender({ timeoutMs: 2000, allowedCidrs: [`${hookAddress}/32`], lookup: resolverFor(HOOK_HOST, [hookAddress]), ca: ca.cert }),

@@ -1,3 +1,4 @@
+import { CALLBACK_SAFETY_POLL_MS } from "../../apps/worker/src/generation/poll-schedule.ts";
 import { ledgerHolds } from "./stack.ts";
 import { HOOK_HOST, startProviderChain, webhookFor, type ProviderChain } from "./provider-chain.ts";
 
@@ -78,4 +79,66 @@ maybe("Replicate end to end", () => {
     expect(row.failureCause).toMatchObject({ message: expect.stringContaining("NSFW") });
     await ledgerHolds(stack, user.userId);
   }, 40_000);
+});
+
+let callbackChain: ProviderChain;
+
+// The same chain with UPSTREAM_CALLBACK_URL set to the stack's own gateway: predictions are
+// created with Replicate's `webhook`, and the simulator's `completed` webhook wakes the task.
+maybe("Replicate end to end, woken by Replicate's webhook", () => {
+  beforeAll(async () => {
+    callbackChain = await startProviderChain([MODEL], { REPLICATE_API_TOKEN: "r8_e2e" }, { upstreamCallbacks: true });
+  });
+  afterAll(async () => {
+    await callbackChain?.close();
+  });
+
+  test("a 2-s prediction completes on its webhook, long before the safety poll, and the client's webhook is the GET body", async () => {
+    const { stack, receiver } = callbackChain;
+    const user = await stack.user();
+    const submitted = await stack.submit(user.auth, "/api/v1/images/generations", {
+      model: MODEL.id,
+      prompt: "a harbour at dusk [[up:delay_ms=2000]]",
+      size: "512x512",
+      webhook_url: `https://${HOOK_HOST}/hooks/replicate-callback`,
+    });
+    expect(submitted.status).toBe(202);
+    // With a callback expected the worker's first poll comes only after CALLBACK_SAFETY_POLL_MS
+    // (30 s): a task done within half of it was woken by the callback, not found by a poll.
+    const task = await stack.waitTerminal(user.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS / 2);
+    expect(task.status).toBe("completed");
+    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    expect(row).toMatchObject({ upstreamProvider: "replicate", upstreamCallback: true });
+    expect(task.output.image_urls).toHaveLength(1);
+    for (const url of task.output.image_urls as string[]) {
+      expect(url.startsWith(`${stack.config.cdnUrl}/`)).toBe(true);
+      expect((await fetch(url)).headers.get("content-type")).toBe("image/png");
+    }
+    const hook = await webhookFor(receiver, submitted.body.id);
+    const polled = await fetch(`${stack.baseUrl}/api/v1/tasks/${submitted.body.id}`, { headers: { Authorization: user.auth } });
+    expect(hook).toEqual(await polled.json());
+    await ledgerHolds(stack, user.userId);
+  }, 40_000);
+
+  test(
+    "a lost webhook is made up for by the safety poll",
+    async () => {
+      const { stack } = callbackChain;
+      const user = await stack.user();
+      const started = Date.now();
+      const submitted = await stack.submit(user.auth, "/api/v1/images/generations", {
+        model: MODEL.id,
+        prompt: "a harbour at night [[up:callback_lost]]",
+        size: "512x512",
+      });
+      const task = await stack.waitTerminal(user.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS + 15_000);
+      expect(task.status).toBe("completed");
+      // Nothing woke it: the prediction was done at once, yet only the safety poll saw it.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(CALLBACK_SAFETY_POLL_MS - 1000);
+      const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+      expect(row.upstreamCallback).toBe(true);
+      await ledgerHolds(stack, user.userId);
+    },
+    CALLBACK_SAFETY_POLL_MS + 30_000,
+  );
 });

@@ -58,7 +58,15 @@ async function listen(server: http.Server): Promise<number> {
 export interface StackOptions {
   /** The apps' DATABASE_URL for the stack's own database (a pooler in front of it); default: that database's URL. */
   databaseUrl?: (direct: string) => string;
+  /**
+   * Providers call back: UPSTREAM_CALLBACK_URL is the stack's own gateway (an address known only
+   * once it listens), with a secret, so upstream jobs are created with a webhook to it.
+   */
+  upstreamCallbacks?: boolean;
 }
+
+/** Signs the stack's callback tokens when `upstreamCallbacks` is on. */
+const CALLBACK_SECRET = "e2e-upstream-callback-secret-0123456789";
 
 /**
  * The whole service on loopback: a real gateway HTTP server (so media URLs can be fetched), the
@@ -86,6 +94,7 @@ export async function startStack(extraEnv: Record<string, string> = {}, options:
     SUBMIT_RATE_PER_SEC: "10000",
     SUBMIT_RATE_BURST: "10000",
     LOG_LEVEL: "silent",
+    ...(options.upstreamCallbacks ? { UPSTREAM_CALLBACK_URL: `http://127.0.0.1:${port}`, UPSTREAM_CALLBACK_SECRET: CALLBACK_SECRET } : {}),
     ...extraEnv,
   };
   const config = loadConfig(env);
