@@ -71,78 +71,82 @@ const { handOff, close: closeHandOff } = inlineHandOff(
   receiver.childEnv.FAULT_HOSTS!,
   receiver.ca,
 );
-const userId = "usr_bench";
-await db.$sql.query("INSERT INTO users (id, credits) VALUES ($1, 2000000000)", [userId]);
-const urls = receiver.urls.slice(0, HOSTS);
+try {
+  const userId = "usr_bench";
+  await db.$sql.query("INSERT INTO users (id, credits) VALUES ($1, 2000000000)", [userId]);
+  const urls = receiver.urls.slice(0, HOSTS);
 
-let sent = 0;
-const tasks = (rate: number, seconds: number) => createRunningTasks(db, userId, urls, Math.round(rate * seconds));
-async function dispatch(ids: string[], rate: number): Promise<number[]> {
-  const lags: number[] = [];
-  const begin = performance.now() + 50;
-  await Promise.all(
-    ids.map(async (id, i) => {
-      await sleep(begin + (i * 1000) / rate - performance.now());
-      const { settled } = await settleAndHandOff(db, handOff, id, urls[i % urls.length]!, userId);
-      if (!settled) throw new Error(`task ${id} did not settle`);
-      lags.push(Date.now() - settled.finishedAt!.getTime());
-    }),
-  );
-  sent += ids.length;
-  await receivedAll(sent);
-  return lags;
-}
+  let sent = 0;
+  const tasks = (rate: number, seconds: number) => createRunningTasks(db, userId, urls, Math.round(rate * seconds));
+  async function dispatch(ids: string[], rate: number): Promise<number[]> {
+    const lags: number[] = [];
+    const begin = performance.now() + 50;
+    await Promise.all(
+      ids.map(async (id, i) => {
+        await sleep(begin + (i * 1000) / rate - performance.now());
+        const { settled } = await settleAndHandOff(db, handOff, id, urls[i % urls.length]!, userId);
+        if (!settled) throw new Error(`task ${id} did not settle`);
+        lags.push(Date.now() - settled.finishedAt!.getTime());
+      }),
+    );
+    sent += ids.length;
+    await receivedAll(sent);
+    return lags;
+  }
 
-// Warm-up: the pool's connections, TLS sessions, JIT, prepared statements.
-await dispatch(await tasks(50, 2), 50);
-await dispatch(await tasks(RATE, 1), RATE);
-// New TLS connections the sender opens (its agent's createConnection), to see keep-alive at work.
-let connections = 0;
-const createConnection = https.Agent.prototype.createConnection;
-https.Agent.prototype.createConnection = function (this: https.Agent, ...args: Parameters<typeof createConnection>) {
-  connections++;
-  return createConnection.apply(this, args);
-} as typeof createConnection;
-// Every round's tasks are written before the measured stretch (Prisma's createMany is the bench's, not ours).
-const rounds: string[][] = [];
-for (let round = 0; round < ROUNDS; round++) rounds.push(await tasks(RATE, SECONDS));
-const tally = new CpuTally();
-const session = process.env.DISPATCH_PROFILE ? new Session() : undefined;
-if (session) {
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
+  // Warm-up: the pool's connections, TLS sessions, JIT, prepared statements.
+  await dispatch(await tasks(50, 2), 50);
+  await dispatch(await tasks(RATE, 1), RATE);
+  // New TLS connections the sender opens (its agent's createConnection), to see keep-alive at work.
+  let connections = 0;
+  const createConnection = https.Agent.prototype.createConnection;
+  https.Agent.prototype.createConnection = function (this: https.Agent, ...args: Parameters<typeof createConnection>) {
+    connections++;
+    return createConnection.apply(this, args);
+  } as typeof createConnection;
+  // Every round's tasks are written before the measured stretch (Prisma's createMany is the bench's, not ours).
+  const rounds: string[][] = [];
+  for (let round = 0; round < ROUNDS; round++) rounds.push(await tasks(RATE, SECONDS));
+  const tally = new CpuTally();
+  const session = process.env.DISPATCH_PROFILE ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.setSamplingInterval", { interval: 200 });
+    await session.post("Profiler.start");
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    const ids = rounds[round]!;
+    const stop = sampleCpu({
+      runner: () => [process.pid],
+      receiver: () => [receiver.pid],
+      postgres: () => postgresBackendsOf(databaseName),
+      redis: () => (redisPid ? [redisPid] : []),
+    });
+    const lags = await dispatch(ids, RATE);
+    const sample = stop();
+    tally.add(sample, lags.length);
+    const perTask = Object.fromEntries(Object.entries(sample.ms).map(([name, ms]) => [name, (ms / lags.length).toFixed(3)]));
+    console.log(
+      `round ${round + 1}: ${connections} new connections so far; ${lags.length} tasks at ${RATE}/s over ${HOSTS} hosts; hand-off done after settle p50 ${median(lags)} ms p99 ${percentile(lags, 99)} ms; CPU ms per task`,
+      perTask,
+    );
+  }
+  if (session) {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(process.env.DISPATCH_PROFILE!, JSON.stringify(profile));
+    session.disconnect();
+  }
+  const mean = Object.fromEntries(Object.entries(tally.perUnit()).map(([name, ms]) => [name, Number(ms.toFixed(3))]));
+  console.log("CPU ms per task over all rounds:", JSON.stringify(mean));
+} finally {
+  // Also when a round fails: the Redis and the PostgreSQL server are shared.
+  await closeHandOff().catch(() => {});
+  // Everything under this run's prefix (queues, host tickets) goes.
+  for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.unlink(...keys);
+  await webhookQueue.close();
+  redis.disconnect();
+  await db.$disconnect();
+  await receiver.close();
+  await database.drop();
 }
-for (let round = 0; round < ROUNDS; round++) {
-  const ids = rounds[round]!;
-  const stop = sampleCpu({
-    runner: () => [process.pid],
-    receiver: () => [receiver.pid],
-    postgres: () => postgresBackendsOf(databaseName),
-    redis: () => (redisPid ? [redisPid] : []),
-  });
-  const lags = await dispatch(ids, RATE);
-  const sample = stop();
-  tally.add(sample, lags.length);
-  const perTask = Object.fromEntries(Object.entries(sample.ms).map(([name, ms]) => [name, (ms / lags.length).toFixed(3)]));
-  console.log(
-    `round ${round + 1}: ${connections} new connections so far; ${lags.length} tasks at ${RATE}/s over ${HOSTS} hosts; hand-off done after settle p50 ${median(lags)} ms p99 ${percentile(lags, 99)} ms; CPU ms per task`,
-    perTask,
-  );
-}
-if (session) {
-  const { profile } = await session.post("Profiler.stop");
-  writeFileSync(process.env.DISPATCH_PROFILE!, JSON.stringify(profile));
-  session.disconnect();
-}
-const mean = Object.fromEntries(Object.entries(tally.perUnit()).map(([name, ms]) => [name, Number(ms.toFixed(3))]));
-console.log("CPU ms per task over all rounds:", JSON.stringify(mean));
-await closeHandOff();
-// Everything under this run's prefix (queues, host tickets) goes: the Redis is shared.
-for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.unlink(...keys);
-await webhookQueue.close();
-redis.disconnect();
-await db.$disconnect();
-await receiver.close();
-await database.drop();
