@@ -52,15 +52,23 @@ export function buildEntry(raw: RawEntry): ModelEntry {
   const schema = composeRequestSchema({ ...raw, contentFilter, parameters });
   const accepted = Object.keys(schema.properties as object);
   if (raw.pricing) checkPricingParams(raw.pricing, accepted, fail);
-  for (const name of Object.keys(raw.upstreamInputMap ?? {})) {
-    if (!accepted.includes(name)) fail(`upstreamInputMap maps "${name}", which is not a parameter of this model`);
+  for (const map of [raw.upstreamInputMap, ...(raw.fallbacks ?? []).map((route) => route.upstreamInputMap)]) {
+    for (const name of Object.keys(map ?? {})) {
+      if (!accepted.includes(name)) fail(`upstreamInputMap maps "${name}", which is not a parameter of this model`);
+    }
   }
   const upstreamModel = raw.upstreamModel ?? raw.id;
+  // Providers name inputs differently, so a fallback may bring its own maps; without them it takes the model's.
+  const inputs = (route: Partial<Route>) => ({
+    ...optional("upstreamInput", route.upstreamInput ?? raw.upstreamInput),
+    ...optional("upstreamInputMap", route.upstreamInputMap ?? raw.upstreamInputMap),
+  });
   const primary: Route = {
     provider: raw.provider,
     upstreamModel,
     ...optional("upstreamUrl", raw.upstreamUrl),
     ...optional("maxConcurrency", raw.maxConcurrency),
+    ...inputs({}),
   };
   return {
     id: raw.id,
@@ -81,7 +89,7 @@ export function buildEntry(raw: RawEntry): ModelEntry {
     ...optional("upstreamUrl", raw.upstreamUrl),
     ...optional("simulatedDelayMs", raw.simulatedDelayMs),
     ...optional("maxConcurrency", raw.maxConcurrency),
-    routes: [primary, ...(raw.fallbacks ?? []).map((route) => ({ ...route }))],
+    routes: [primary, ...(raw.fallbacks ?? []).map((route) => ({ ...route, ...inputs(route) }))],
     ...optional("expectedDurationMs", raw.expectedDurationMs),
     ...optional("upstreamInput", raw.upstreamInput),
     ...optional("upstreamInputMap", raw.upstreamInputMap),

@@ -16,11 +16,18 @@ const upstreamUrl = { type: "string", format: "http-url" } as const;
 const maxConcurrency = { type: "integer", minimum: 1 } as const;
 
 /** A further upstream tried at submit when the ones before it are unavailable (README "Routes and fallbacks"). */
+const upstreamInput = { type: "object" } as const;
+const upstreamInputMap = {
+  type: "object",
+  propertyNames: paramName,
+  additionalProperties: { anyOf: [{ type: "string", minLength: 1, maxLength: 100 }, { type: "null" }] },
+} as const;
+
 const fallback = {
   type: "object",
   required: ["provider", "upstreamModel"],
   additionalProperties: false,
-  properties: { provider, upstreamModel, upstreamUrl, maxConcurrency },
+  properties: { provider, upstreamModel, upstreamUrl, maxConcurrency, upstreamInput, upstreamInputMap },
 } as const;
 
 const pricingFormula = {
@@ -112,12 +119,8 @@ export const catalogSchema = {
           maxConcurrency,
           fallbacks: { type: "array", maxItems: 10, items: fallback },
           expectedDurationMs: { type: "integer", minimum: 0 },
-          upstreamInput: { type: "object" },
-          upstreamInputMap: {
-            type: "object",
-            propertyNames: paramName,
-            additionalProperties: { anyOf: [{ type: "string", minLength: 1, maxLength: 100 }, { type: "null" }] },
-          },
+          upstreamInput,
+          upstreamInputMap,
         },
       },
     },

@@ -13,6 +13,10 @@ export interface Route {
   upstreamUrl?: string;
   /** Most jobs running at once on this route across the fleet; absent: no cap. */
   maxConcurrency?: number;
+  /** Constant inputs for this route's provider: a fallback's own, else the model's `upstreamInput`. */
+  upstreamInput?: Record<string, unknown>;
+  /** Our parameter names for this route's provider: a fallback's own, else the model's `upstreamInputMap`. */
+  upstreamInputMap?: Record<string, string | null>;
 }
 
 /** A JSON Schema object, as written in the catalog file. */

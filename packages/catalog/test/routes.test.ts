@@ -34,10 +34,11 @@ test("routes: the primary (with the model's maxConcurrency), then the fallbacks 
     sizes: ["1024x1024"],
     parameters: { properties: { n: { type: "integer", minimum: 1, maximum: 4, default: 1 } } },
   });
+  const inputs = { upstreamInput: { output_format: "png", num_inference_steps: 4 }, upstreamInputMap: { size: "aspect_ratio", n: null } };
   expect(entry.routes).toEqual([
-    { provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", upstreamUrl: "https://api.replicate.com/v1", maxConcurrency: 4 },
-    { provider: "fal", upstreamModel: "fal-ai/flux/schnell", maxConcurrency: 2 },
-    { provider: "http", upstreamModel: "flux", upstreamUrl: "http://127.0.0.1:8090" },
+    { provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", upstreamUrl: "https://api.replicate.com/v1", maxConcurrency: 4, ...inputs },
+    { provider: "fal", upstreamModel: "fal-ai/flux/schnell", maxConcurrency: 2, ...inputs },
+    { provider: "http", upstreamModel: "flux", upstreamUrl: "http://127.0.0.1:8090", ...inputs },
   ]);
   expect(entry).toMatchObject({
     maxConcurrency: 4,
@@ -46,6 +47,25 @@ test("routes: the primary (with the model's maxConcurrency), then the fallbacks 
     upstreamInputMap: { size: "aspect_ratio", n: null },
   });
   expect(Object.isFrozen(entry.routes[1])).toBe(true);
+});
+
+test("a fallback's own upstreamInput and upstreamInputMap replace the model's for that route only", () => {
+  const entry = model({
+    endpoint: "audio",
+    provider: "replicate",
+    upstreamModel: "jaaari/kokoro-82m",
+    upstreamInputMap: { prompt: "text" },
+    fallbacks: [
+      { provider: "fal", upstreamModel: "fal-ai/kokoro", upstreamInputMap: { prompt: "prompt" }, upstreamInput: { speed: 1 } },
+      { provider: "http", upstreamModel: "tts" },
+    ],
+  });
+  expect(entry.routes.map((route) => [route.upstreamInputMap, route.upstreamInput])).toEqual([
+    [{ prompt: "text" }, undefined],
+    [{ prompt: "prompt" }, { speed: 1 }],
+    [{ prompt: "text" }, undefined],
+  ]);
+  expect(refusal({ fallbacks: [{ provider: "fal", upstreamModel: "m", upstreamInputMap: { nope: "x" } }] })).toMatch(/upstreamInputMap maps "nope"/);
 });
 
 test("without fallbacks the one route is the primary, named by the id when upstreamModel is absent", () => {

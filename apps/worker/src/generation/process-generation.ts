@@ -249,8 +249,8 @@ function jobFor(task: Task, model: ModelEntry, route: Route, callbackUrl: string
     params: task.input as Record<string, unknown>,
     delayMs: model.simulatedDelayMs,
   };
-  if (model.upstreamInputMap) job.inputMap = model.upstreamInputMap;
-  if (model.upstreamInput) job.constantInput = model.upstreamInput;
+  if (route.upstreamInputMap) job.inputMap = route.upstreamInputMap;
+  if (route.upstreamInput) job.constantInput = route.upstreamInput;
   if (callbackUrl !== undefined) job.callbackUrl = callbackUrl;
   return job;
 }
