@@ -1,4 +1,4 @@
-// `pnpm bench:data` (issue 13 §3): the database at 10 million tasks against an empty one. For each,
+// `pnpm bench:data`: the database at 10 million tasks against an empty one. For each,
 // a scratch database built from the migrations and loaded in SQL (bench/support/data-load.ts),
 // then: poll p50/p99 through a real gateway process (the two databases polled in alternating
 // rounds, so that other load on the machine hits both alike), the time of every reconciler's run and of

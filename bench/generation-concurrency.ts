@@ -1,4 +1,4 @@
-// Running generations one worker process tracks at once (issue 11 §5): 2,000 simulated generations
+// Running generations one worker process tracks at once: 2,000 simulated generations
 // of 60 s each (BENCH_QUICK: 300 of 10 s) enqueued together on ONE worker process (main.ts) with the
 // default WORKER_CONCURRENCY, on a database and QUEUE_PREFIX of their own. Figures: how many were
 // running upstream at once, how late after its upstream finished each task completed, and the

@@ -1,4 +1,4 @@
-// `pnpm bench`: every figure of issues 6 and 12 with its baselines from the same run, printed as a table and
+// `pnpm bench`: every figure with its baselines from the same run, printed as a table and
 // written to bench/results/latest.json. BENCH_QUICK=1 for a short smoke run. Needs root (the
 // webhook receiver listens on :443, as a submitted webhook_url cannot name a port).
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// `pnpm bench:scale` (issue 13 §3): deliveries/s with 1, 2 and 4 worker processes against a
+// `pnpm bench:scale`: deliveries/s with 1, 2 and 4 worker processes against a
 // receiver that answers after 200 ms, and generations/s against WORKER_CONCURRENCY with a slow
 // simulated upstream; CPU per delivery/generation of every process next to each figure.
 // BENCH_QUICK=1 for a short run. Needs root (the receiver listens on :443).

@@ -1,5 +1,5 @@
 // `pnpm exec tsx --conditions=@gen/source bench/validation-cost.ts`: CPU per request of the gateway's body handling (the shape scan,
-// JSON.parse, then the submission checks up to pricing) for the worst shapes of a body under 1 MiB (issue 10 §1), and
+// JSON.parse, then the submission checks up to pricing) for the worst shapes of a body under 1 MiB, and
 // for an ordinary body. In-process, no database: what the event loop is held for before the first
 // await. Prints one line per shape: the answer, median and worst over the runs.
 import { loadCatalog } from "@gen/catalog";

@@ -1,4 +1,4 @@
-// Generation runs as steps (issue 11 §5): a task waiting for its upstream is a delayed job, not a
+// Generation runs as steps: a task waiting for its upstream is a delayed job, not a
 // busy concurrency slot, so one worker with WORKER_CONCURRENCY=1 tracks many running tasks at once.
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
 

@@ -1,6 +1,6 @@
 // Fault: one customer's receiver hangs (accepts the connection and the POST, never answers) while
 // 1,000 of its tasks finish, and 200 tasks of a healthy receiver finish at the same time, on two
-// real worker processes (issue 10 §2). Shortened timings (FAULT_TIMINGS: 3 s webhook timeout,
+// real worker processes. Shortened timings (FAULT_TIMINGS: 3 s webhook timeout,
 // attempt 3 at 8 s): the hang is a whole timeout per attempt, a healthy POST takes milliseconds.
 // Checks: every healthy webhook is delivered on attempt 1, none ends `stale_claim`; the hanging
 // receiver never has more than WEBHOOK_HOST_CONCURRENCY POSTs in flight across the fleet. Prints the

@@ -17,7 +17,7 @@ import { wireGenerators } from "./support/fuzz-wire-cases.ts";
 // Checks: no 5xx, no hang, no crash, no error logged; every answer the gateway writes is the
 // documented envelope with a catalog code whose HTTP status it carries, and only Node's own
 // 400/417/431 come without one; nothing is charged or created for a refusal. Prints the longest
-// event-loop block seen during the fuzz (issue 10 §1: hostile body shapes cost milliseconds).
+// event-loop block seen during the fuzz (hostile body shapes cost milliseconds).
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const COUNT = Number(process.env.FUZZ_COUNT ?? 10_500);
 const CONCURRENCY = 16;
@@ -26,7 +26,7 @@ const NODE_OWN_STATUSES = new Set([400, 417, 431]);
 // Categories whose requests may end with no answer: unparseable, or abandoned by the client.
 const NO_ANSWER_OK = new Set(["malformed http", "aborted requests"]);
 // A regression guard, far above the few milliseconds a body costs (bench/validation-cost.ts):
-// before issue 10 one hostile body held the loop for about a second.
+// before those shapes were bounded, one hostile body held the loop for about a second.
 const MAX_LOOP_BLOCK_MS = 200;
 
 interface Outcome {

@@ -1,7 +1,7 @@
 // Fault: SIGKILL of the only worker while 20 webhook POSTs wait for the receiver's answer, at the
 // DEFAULT lock and stalled-check settings (JOB_LOCK_MS, WEBHOOK_TIMEOUT_MS, RECONCILE_INTERVAL_MS
 // as shipped); a replacement worker starts at once. Measures death -> `attempt_lost` recorded ->
-// attempt 2 at the receiver (issue 10 §5: within 15 s of the death). Before it, a POST held longer
+// attempt 2 at the receiver (within 15 s of the death). Before it, a POST held longer
 // than the delivery lock with the worker alive shows the lock is renewed: one POST, no attempt_lost.
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
 import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/fault-stack.ts";

@@ -4,7 +4,7 @@ import { newApiKey } from "@gen/ids";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, testDatabase } from "./support/test-gateway.ts";
 
-// Issue 10 §7: a flood of bogus keys from one address is refused before PostgreSQL; valid keys
+// A flood of bogus keys from one address is refused before PostgreSQL; valid keys
 // from the same address (customers behind one NAT) are not counted and not refused.
 const db = testDatabase();
 const LIMITS = { BAD_KEY_RATE_PER_MIN: "1", BAD_KEY_BURST: "3" };

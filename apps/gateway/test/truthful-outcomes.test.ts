@@ -6,7 +6,7 @@ import { expectError } from "./support/envelope.ts";
 import { slowReplyProxy } from "./support/slow-reply-proxy.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, testDatabase } from "./support/test-gateway.ts";
 
-// Issue 10 §3: whatever a client is told about a submission is what happened.
+// Whatever a client is told about a submission is what happened.
 const db = testDatabase();
 const IMAGES = "/api/v1/images/generations";
 const body = { model: "sim-image-1", prompt: "a tree" };

@@ -69,7 +69,7 @@ describe("20004: model not supported on this endpoint", () => {
     await refused(path, json(body), 400, 20004);
   });
 
-  // Issue 10 §7: a model of the wrong type is an invalid value; 20004 names a string it does not know.
+  // A model of the wrong type is an invalid value; 20004 names a string it does not know.
   test.each([
     [12, "number 12"],
     [null, "null"],
@@ -109,7 +109,7 @@ describe("values", () => {
     await refused(IMAGES, json({ model: "sim-image-1", prompt: "x".repeat(100_000) }), 400, 20007);
   });
 
-  // Issue 10 §7: not unknown fields (20003) but the codes of size and quality.
+  // Not unknown fields (20003) but the codes of size and quality.
   test("20005 / 20006 for a size or quality given to a model that has none", async () => {
     let res = await refused("/api/v1/audio/generations", json({ model: "sim-audio-1", prompt: "x", size: "1024x1024" }), 400, 20005);
     expect(res.body.error.message).toBe('Size "1024x1024" is not supported by model sim-audio-1; it takes no size');
@@ -138,7 +138,7 @@ describe("values", () => {
   });
 });
 
-// Issue 10 §1: any body under 1 MiB is answered in a few milliseconds whatever its shape
+// Any body under 1 MiB is answered in a few milliseconds whatever its shape
 // (bench/validation-cost.ts measures it); here, that each answer is the documented one.
 describe("hostile body shapes", () => {
   test.each(HOSTILE_BODIES.filter((h) => h.expect !== "202").map((h) => [h.name, h] as const))("%s", async (_name, hostile) => {

@@ -129,7 +129,7 @@ function own(body: Record<string, unknown>, field: string): unknown {
   return Object.hasOwn(body, field) ? body[field] : undefined;
 }
 
-// A value of the wrong type, like any other parameter (issue 10 §7); 20004 is for a string that
+// A value of the wrong type, like any other parameter; 20004 is for a string that
 // names no model of the endpoint.
 function notAString(requested: unknown, endpoint: Endpoint): ApiError {
   return new ApiError(

@@ -4,7 +4,7 @@ import type { JsonSchema, ModelEntry } from "./model-entry.ts";
  * A copy of a refused body, small whatever the body's shape, on which ajv with `allErrors` finds
  * the same deciding error as on the body itself (validation-error.ts picks the earliest code, then
  * the first field of the body). Collecting every error of the body itself cost about a second for
- * a 400,000-item array or 60,000 unknown keys (issue 10 §1). Kept:
+ * a 400,000-item array or 60,000 unknown keys. Kept:
  * - every field the model knows, an array cut to one item over its `maxItems` (ajv reports
  *   `maxItems`, a 20003, before any item, and no item can rank before 20003), a string to twice its
  *   `maxLength` plus 2 UTF-16 units, still too long (ajv reports `maxLength` before `format` and

@@ -61,7 +61,7 @@ function classify(error: ErrorObject, model: ModelEntry, params: Record<string, 
     }
     if (error.keyword === "additionalProperties") {
       const unknown = String(error.params.additionalProperty);
-      // Fields the contract gives their own codes even on a model that takes none (issue 10 §7).
+      // Fields the contract gives their own codes even on a model that takes none.
       const at = position(unknown);
       if (unknown === "size") return { code: Err.SizeNotSupported, order: at, message: () => unsupported("Size", params.size, model, "sizes", model.sizes) };
       if (unknown === "quality")

@@ -5,7 +5,7 @@ import { validationError } from "../src/validation-error.ts";
 import { prng } from "../../../test/support/prng.ts";
 import { entry } from "./temp-catalog.ts";
 
-// Issue 10 §1: bodies whose shape used to make validation cost about a second (ajv collected every
+// Bodies whose shape used to make validation cost about a second (ajv collected every
 // error, then each was classified). The answer must be the one the rules give, found without
 // visiting every item; timing is the benchmark's business (bench/validation-cost.ts).
 const catalog = loadCatalog();

@@ -421,7 +421,7 @@ export function generators(ctx: FuzzContext): Record<string, (r: Rand) => FuzzCa
       const body = r() < 0.1 ? Buffer.from(Array.from({ length: 1 + Math.floor(r() * 2048) }, () => Math.floor(r() * 256))) : Buffer.from(pick(r, bodies));
       return submit(r, body);
     },
-    // Issue 10 §1: bodies under 1 MiB whose shape used to hold the event loop for up to a second.
+    // Bodies under 1 MiB whose shape used to hold the event loop for up to a second.
     "hostile shapes": (r) => {
       const hostile = pick(r, HOSTILE_SHAPES);
       return { ...submit(r, hostile.bytes), path: hostile.path, expect: hostile.expect };

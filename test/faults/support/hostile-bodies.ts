@@ -1,8 +1,8 @@
 import { ENDPOINT_PATHS, type Endpoint } from "@gen/catalog";
 
 /**
- * Bodies just under the 1 MiB limit in the shapes that used to make validation expensive (issue 10
- * §1), with the answer the contract gives each. Shared by the fuzz suite and
+ * Bodies just under the 1 MiB limit in the shapes that used to make validation expensive, with
+ * the answer the contract gives each. Shared by the fuzz suite and
  * bench/validation-cost.ts; the unit tests in apps/gateway/test/validation.test.ts use them too.
  */
 export interface HostileBody {

@@ -26,7 +26,7 @@ const NOT_SPACE = /[^ \t\n\r]/g;
 
 /**
  * Which limit the JSON text breaks, or null, read before JSON.parse: parsing alone took 100 ms
- * for 1 MiB of `[[[[...`, and every later step walks what was parsed (issue 10 §1). Counts only;
+ * for 1 MiB of `[[[[...`, and every later step walks what was parsed. Counts only;
  * syntax is JSON.parse's job, and where the text cannot be JSON the scan stops with null and lets
  * JSON.parse say so (it fails there, having read no more than the scan allowed). Every kind of
  * token is bounded by the item count in JSON, so the scan visits at most about 14 × MAX_BODY_ITEMS

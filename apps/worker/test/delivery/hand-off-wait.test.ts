@@ -1,4 +1,4 @@
-// The inline hand-off at a fast host's cap (issue 12): instead of parking at once, attempt 1 waits in
+// The inline hand-off at a fast host's cap: instead of parking at once, attempt 1 waits in
 // its process for a ticket this process frees. The wait is local (a per-process FIFO, not the host's
 // waiting list in Redis): each release here offers its ticket, in the same script, to the oldest
 // waiter after the parked attempts in Redis; a waiter so granted runs inline. The cap holds; a wait

@@ -1,4 +1,4 @@
-// Per-receiver tickets (issue 10 §2): a receiver at its cap gets its further attempts parked (a
+// Per-receiver tickets: a receiver at its cap gets its further attempts parked (a
 // delayed job and a place in its waiting list), not polled through the queue, and every ticket it
 // frees goes to its next waiter at once; another receiver's attempts meanwhile run as if it were
 // alone. Routed at the hand-off, as the generation worker does (with a ticket, attempt 1 runs inline).

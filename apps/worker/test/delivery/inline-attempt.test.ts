@@ -1,4 +1,4 @@
-// Inline first attempts (issue 12): with its receiver's ticket, attempt 1 runs in the process that
+// Inline first attempts: with its receiver's ticket, attempt 1 runs in the process that
 // handed it off (no job, under the process's lease); otherwise, and past the bound, on Redis or
 // PostgreSQL trouble and while closing, it is queued as before. A process whose lease runs out has
 // its attempts taken over by another's sweep; what the lease does not cover, the reconciler repairs.
