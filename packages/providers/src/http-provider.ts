@@ -1,6 +1,7 @@
 import { Wf } from "@gen/errors";
 import { AnswerTooLargeError, readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
 import got, { type OptionsInit } from "got";
+import { isHttpUrl } from "./http-url.ts";
 import { PolicyViolation } from "./policy-violation.ts";
 import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
 import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
@@ -39,16 +40,6 @@ function errorOf(body: Json | undefined): { type?: string; message?: string } {
     type: typeof object?.type === "string" ? object.type : undefined,
     message: typeof object?.message === "string" ? object.message.slice(0, MAX_MESSAGE_LENGTH) : undefined,
   };
-}
-
-function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== "string") return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
 }
 
 function describe(error: unknown): string {

@@ -5,7 +5,8 @@ import { mapInput } from "../map-input.ts";
 import type { CompletedResult, ProviderFile, ProviderJob, Submitted } from "../provider.ts";
 import { imageType } from "./image-type.ts";
 import { submitError } from "./openai-error.ts";
-import { isHttpUrl, tokensOf } from "./openai-output.ts";
+import { isHttpUrl } from "../http-url.ts";
+import { tokensOf } from "./openai-output.ts";
 
 /** Our image parameters under the Images API's names; a reference image has no place in a generation. */
 const IMAGE_INPUT: Record<string, string | null> = { prompt: "prompt", n: "n", size: "size", quality: "quality", image_url: null };

@@ -10,13 +10,3 @@ export function tokensOf(usage: unknown): CompletedResult["tokens"] {
   if (!isCount(counts?.input_tokens) || !isCount(counts.output_tokens)) return undefined;
   return { input: counts.input_tokens, output: counts.output_tokens };
 }
-
-export function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== "string") return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
-}
