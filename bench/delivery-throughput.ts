@@ -113,7 +113,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     // The runner stands in for the generation worker here (settlement, hand-off): its CPU is shown too.
     const stop = sampleCpu({ worker: () => [workerPid], runner: () => [process.pid], ...ctx.sharedGroups });
     // The receiver's CPU and the whole machine's, for the note: how busy the 2 cores were, and how
-    // much of that was work outside this run's processes (other sessions' tests and builds).
+    // much of that was work outside this run's processes (other test runs and builds on the machine).
     const stopReceiver = sampleCpu({ receiver: () => [receiver.pid] });
     const machineBefore = machineBusyMs();
     const wakeGroups = { runner: () => [process.pid], pg: ctx.sharedGroups.postgres!, redis: ctx.sharedGroups.redis! };

@@ -69,7 +69,7 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   for (const s of subjects) await poll(s, 1);
   const polls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");
   // The same task once finished (no webhook): its answer can never change, so the gateway serves it
-  // from memory (docs/operations.md "Caches in the gateway"); the baselines do the same work as above.
+  // from memory (docs/internals.md "Caches in the gateway"); the baselines do the same work as above.
   await completeTasks(ctx.db, [task.body.id]);
   for (const s of subjects) await poll(s, 1);
   const finishedPolls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");

@@ -4,7 +4,7 @@
 # package.json "files": dist/ and data, no sources). `node dist/main.js` in it runs the app.
 # docker/Dockerfile builds its images with this script; test/e2e/production-build.test.ts builds
 # the same directory and runs the gateway and the worker from it.
-#   usage: scripts/deploy-app.sh <gateway|worker|admin> <target dir>
+#   usage: scripts/deploy-app.sh <gateway|worker|upstream-sim|admin> <target dir>
 #
 # inject-workspace-packages: pnpm 10 deploys from the lockfile only with injected workspace
 #   packages; set for this command alone, the workspace keeps its symlinks (edits show at once).

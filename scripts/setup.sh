@@ -17,5 +17,13 @@ bash scripts/install-chromium.sh
 bash scripts/install-pgbouncer.sh
 pnpm install --frozen-lockfile --reporter=append-only
 node scripts/create-database.mjs
-pnpm db:migrate
+# Prisma's migrate output lists every migration ever applied and warns that the schema's `url` is
+# not used (the CLI needs it to read the schema offline; the apps connect through the pg driver
+# adapter): one line on success, everything on failure.
+if ! migrate_out=$(pnpm --silent db:migrate 2>&1); then
+  printf '%s\n' "$migrate_out" >&2
+  exit 1
+fi
+applied=$(printf '%s\n' "$migrate_out" | grep -c '└─ [0-9]' || true)
+if [ "$applied" -gt 0 ]; then echo "database: $applied migration(s) applied"; else echo "database: up to date"; fi
 pnpm build

@@ -3,7 +3,7 @@
 // "all", the gateway starts first: if it cannot reach PostgreSQL or Redis it prints one line and
 // exits, and nothing else is started. Signals are forwarded so SIGTERM drains every app. "all" serves
 // the console at /console on the gateway's port; "console" runs it alone on CONSOLE_PORT
-// (docs/operations.md: keeping the console off the public listener). One process per app (with
+// (docs/operations/console.md: keeping the console off the public listener). One process per app (with
 // GATEWAY_PROCESSES above 1 the gateway is a supervisor that reports ready once its children listen): in
 // production (docker/Dockerfile) node runs main.js directly and receives the signals itself.
 //

@@ -35,17 +35,21 @@ maybe("operations console in Chromium", () => {
       port: 443,
       handler: (req, res, body) => answerWith(status)(req, res, body),
     });
-    stack = await startStack({
-      WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32`,
-      WEBHOOK_TIMEOUT_MS: "1000",
-      WEBHOOK_RETRY_DELAY_MS: "200",
-      WEBHOOK_FINAL_ATTEMPT_MS: "4400",
-      RECONCILE_INTERVAL_MS: "100",
-    });
-    stack.startWorker();
-    stack.startDeliveryWorker(
-      createWebhookSender({ timeoutMs: 1000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert }),
+    // The deployment's sender, as the workers and the console's test webhooks use it: the receiver's
+    // name resolves to its loopback address, which the allow list opens, and the test CA is trusted.
+    const sender = () => createWebhookSender({ timeoutMs: 1000, allowedCidrs: [`${RECEIVER_IP}/32`], lookup: resolverFor(HOST, [RECEIVER_IP]), ca: ca.cert });
+    stack = await startStack(
+      {
+        WEBHOOK_ALLOWED_CIDRS: `${RECEIVER_IP}/32`,
+        WEBHOOK_TIMEOUT_MS: "1000",
+        WEBHOOK_RETRY_DELAY_MS: "200",
+        WEBHOOK_FINAL_ATTEMPT_MS: "4400",
+        RECONCILE_INTERVAL_MS: "100",
+      },
+      { webhookSender: sender() },
     );
+    stack.startWorker();
+    stack.startDeliveryWorker(sender());
     await stack.gateway.db.operator.create({ data: { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) } });
     browser = await launchChromium();
   }, 60_000);
@@ -125,6 +129,37 @@ maybe("operations console in Chromium", () => {
     await context.close();
     expect((await stack.get(user.auth, `/api/v1/tasks/${taskId}?include=webhook`)).body.webhook.attempts).toBe(4);
   }, 60_000);
+
+  test("send a test webhook: one POST reaches the receiver, the page shows its answer", async () => {
+    status = 200;
+    const before = receiver.requests.length;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${stack.baseUrl}/console/sign-in`);
+    await page.fill("#email", operator.email);
+    await page.fill("#password", operator.password);
+    await Promise.all([page.waitForURL(`${stack.baseUrl}/console`), page.click("form#sign-in button[type=submit]")]);
+    await page.goto(`${stack.baseUrl}/console/deliveries`);
+    await page.fill("#test-webhook-url", `https://${HOST}/hooks/test?token=t3st`);
+    await Promise.all([page.waitForURL(`${stack.baseUrl}/console/deliveries/test-webhook`), page.click("button#send-test-webhook")]);
+    await expect(page.getAttribute("#test-webhook-result", "data-outcome")).resolves.toBe("delivered");
+    await expect(page.textContent("#test-webhook-result")).resolves.toContain("HTTP 200");
+    const arrived = receiver.requests.slice(before);
+    expect(arrived).toHaveLength(1);
+    expect(arrived[0]!.url).toBe("/hooks/test?token=t3st");
+    expect(JSON.parse(arrived[0]!.body.toString("utf8"))).toMatchObject({ id: `task_${"0".repeat(32)}`, status: "completed" });
+
+    // The receiver failing is shown as the attempt's last_error would be; a URL no webhook_url may be is refused.
+    status = 503;
+    await Promise.all([page.waitForURL(`${stack.baseUrl}/console/deliveries/test-webhook`), page.click("button#send-test-webhook")]);
+    await expect(page.getAttribute("#test-webhook-result", "data-outcome")).resolves.toBe("http_503");
+    await page.fill("#test-webhook-url", "https://127.0.0.2/hooks");
+    await Promise.all([page.waitForURL(`${stack.baseUrl}/console/deliveries/test-webhook`), page.click("button#send-test-webhook")]);
+    await expect(page.getAttribute("#test-webhook-result", "data-outcome")).resolves.toBe("refused");
+    expect(receiver.requests.length - before).toBe(2);
+    status = 200;
+    await context.close();
+  }, 30_000);
 
   test("without a session the console refuses requests and sends browsers to sign-in", async () => {
     const context = await browser.newContext();

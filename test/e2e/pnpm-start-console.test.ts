@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import { promisify } from "node:util";
+import { freePort } from "../support/free-port.ts";
 import { deletePrefixAt } from "../support/redis-keys.ts";
 import { testPrefix } from "../support/run-scope.ts";
 
@@ -10,14 +10,6 @@ const run = promisify(execFile);
 let service: ChildProcess | undefined;
 let base = "";
 let env: NodeJS.ProcessEnv;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   const port = await freePort();

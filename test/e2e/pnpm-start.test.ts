@@ -1,9 +1,9 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "../support/free-port.ts";
 import { deletePrefixAt } from "../support/redis-keys.ts";
 import { testPrefix } from "../support/run-scope.ts";
 
@@ -12,14 +12,6 @@ let service: ChildProcess | undefined;
 let base = "";
 let env: NodeJS.ProcessEnv;
 let metricsBase = "";
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   const port = await freePort();

@@ -63,6 +63,8 @@ export interface StackOptions {
    * once it listens), with a secret, so upstream jobs are created with a webhook to it.
    */
   upstreamCallbacks?: boolean;
+  /** The gateway's webhook sender (the console's test webhooks): one that resolves the test's receiver names and trusts its CA. */
+  webhookSender?: WebhookSender;
 }
 
 /** Signs the stack's callback tokens when `upstreamCallbacks` is on. */
@@ -99,7 +101,9 @@ export async function startStack(extraEnv: Record<string, string> = {}, options:
   };
   const config = loadConfig(env);
   const logger = createLogger("e2e", config.logLevel);
-  const gateway = buildDeps(config, logger);
+  const built = buildDeps(config, logger);
+  if (options.webhookSender) built.webhookSender.close();
+  const gateway: GatewayDeps = options.webhookSender ? { ...built, webhookSender: options.webhookSender } : built;
   server.on("request", createApp(gateway));
   const workers: { worker: Worker; close(): Promise<void> }[] = [];
   const baseUrl = config.baseUrl;

@@ -68,7 +68,7 @@ const scenario = (title: string, pooled: boolean) =>
       const during = load.samples.filter((s) => s.startedAt >= downAt && s.startedAt + s.ms <= upAt);
       expect(during.length).toBeGreaterThan(10);
       // A finished task's answer can never change, so the gateway serves it from memory
-      // (docs/operations.md "Caches in the gateway") with PostgreSQL down too; everything else is 503.
+      // (docs/internals.md "Caches in the gateway") with PostgreSQL down too; everything else is 503.
       expect(during.filter((s) => s.status !== 503 && !(s.kind === "get" && s.status === 200 && isTerminalTask(s.taskStatus as TaskStatus)))).toEqual([]);
       const slowest = Math.max(...load.samples.filter((s) => s.startedAt >= downAt && s.startedAt < upAt).map((s) => s.ms));
       expect(slowest).toBeLessThan(MAX_ANSWER_MS);

@@ -21,7 +21,7 @@ import { wireGenerators } from "./support/fuzz-wire-cases.ts";
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const COUNT = Number(process.env.FUZZ_COUNT ?? 10_500);
 const CONCURRENCY = 16;
-// Statuses Node's HTTP server writes itself, before any of our code runs (docs/operations.md).
+// Statuses Node's HTTP server writes itself, before any of our code runs (docs/operations/failure-modes.md).
 const NODE_OWN_STATUSES = new Set([400, 417, 431]);
 // Categories whose requests may end with no answer: unparseable, or abandoned by the client.
 const NO_ANSWER_OK = new Set(["malformed http", "aborted requests"]);
@@ -171,7 +171,7 @@ function dechunk(bytes: Buffer): Buffer | undefined {
 /** Why an answer breaks the contract, or null. */
 function violation(c: FuzzCase, o: Outcome): string | null {
   if (o.status >= 500) return `HTTP ${o.status}`;
-  // Node's own answers to HTTP it refuses carry no envelope and no body (docs/operations.md);
+  // Node's own answers to HTTP it refuses carry no envelope and no body (docs/operations/failure-modes.md);
   // anything else without a request id skipped our middleware.
   if (o.headers["x-raw"]) {
     if (o.status === 0) return NO_ANSWER_OK.has(c.category) ? null : "no answer";

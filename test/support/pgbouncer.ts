@@ -36,7 +36,7 @@ function pgbouncerBinary(): string {
 }
 
 /**
- * The settings docs/operations.md gives for PgBouncer 1.18 in transaction mode: the statement
+ * The settings docs/operations/scaling.md gives for PgBouncer 1.18 in transaction mode: the statement
  * bounds the apps send in their start-up packet when they connect directly come from
  * connect_query here (the apps' defaults: 5 s query time-out, so 4 s per statement and 10 s idle in
  * a transaction), a server that went away is tried again every second, not every 15, and a query

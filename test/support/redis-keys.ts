@@ -4,7 +4,7 @@ type Redis = ReturnType<typeof createRedis>;
 
 /**
  * Removes every key matching `pattern` with SCAN + UNLINK: one prefix's keys on the shared Redis
- * (never FLUSHDB there: other runs and engineers use it at the same time). Returns how many.
+ * (never FLUSHDB there: other runs use it at the same time). Returns how many.
  */
 export async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
   let cursor = "0";

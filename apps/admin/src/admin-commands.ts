@@ -33,7 +33,7 @@ export type KeyToRevoke = { apiKey: string } | { keyId: string };
 /**
  * Revokes by the key itself (its hash) or by its id (`list-keys` shows ids); revoking twice is fine.
  * One UPDATE: its commit is the revocation everywhere, since the api_keys trigger notifies every
- * gateway process in the same transaction (docs/operations.md "Caches in the gateway").
+ * gateway process in the same transaction (docs/internals.md "Caches in the gateway").
  */
 export async function revokeKey(db: Database, target: KeyToRevoke) {
   if ("keyId" in target && !KEY_ID.test(target.keyId)) throw new UsageError("--key-id must look like key_<24 hex characters>");

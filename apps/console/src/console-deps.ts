@@ -5,6 +5,7 @@ import { createDatabase, type Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import { RateLimiter } from "@gen/rate-limit";
+import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 
 /**
  * What the console touches. The gateway passes its own (a GatewayDeps fits); `pnpm start:console`
@@ -23,6 +24,8 @@ export interface ConsoleDeps {
   webhookSlowQueue: Queue<WebhookJobData>;
   /** The workers' periodic jobs (reconcilers, purge), watched only. */
   maintenanceQueue: Queue<MaintenanceJobData>;
+  /** The delivery's sender with the deployment's settings, for the console's test webhooks. */
+  webhookSender: WebhookSender;
 }
 
 export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
@@ -37,6 +40,7 @@ export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
     webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix),
     webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix),
     maintenanceQueue: createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix),
+    webhookSender: createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs }),
   };
 }
 
@@ -45,6 +49,7 @@ export async function closeConsoleDeps(deps: ConsoleDeps): Promise<void> {
     () => {},
   );
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+  deps.webhookSender.close();
   deps.redis.disconnect();
   await deps.db.$disconnect();
 }

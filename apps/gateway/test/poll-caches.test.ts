@@ -6,7 +6,7 @@ import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, revokeKeys, type TestGateway } from "./support/test-gateway.ts";
 import { until } from "../../../test/support/until.ts";
 
-// The poll path's two caches (docs/operations.md "Caches in the gateway"): API key → user, kept
+// The poll path's two caches (docs/internals.md "Caches in the gateway"): API key → user, kept
 // honest by each process's revocation listener, and finished tasks' answers that can never change.
 let gw: TestGateway;
 let other: TestGateway;

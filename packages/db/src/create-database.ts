@@ -66,7 +66,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     // client that gave up (its locks and reserved credits with it) is ended by the server too.
     // PgBouncer refuses a start-up packet carrying them ("unsupported startup parameter"), and
     // its server connections are not this client's anyway: behind it they are the pooler's
-    // settings (connect_query, or ALTER ROLE ... SET; docs/operations.md "Connection pooler").
+    // settings (connect_query, or ALTER ROLE ... SET; docs/operations/scaling.md "Connection pooler").
     ...(pooler ? {} : { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: queryTimeoutMs * 2 }),
     idleTimeoutMillis: 30_000,
   });

@@ -1,4 +1,4 @@
-/** Every metric name this service exports; docs/operations.md lists them with their labels. */
+/** Every metric name this service exports; docs/operations/monitoring.md lists them with their labels. */
 export const METRIC_NAMES = {
   httpRequests: "http_requests_total",
   httpRequestDuration: "http_request_duration_seconds",

@@ -1,4 +1,5 @@
-import { Router, type Response } from "express";
+import { Router, type Request, type Response } from "express";
+import { DeliveryStatus } from "@gen/domain";
 import { TASK_ID_PATTERN } from "@gen/ids";
 import { requestRedelivery } from "@gen/webhook-delivery";
 import type { ConsoleDeps } from "../console-deps.ts";
@@ -9,25 +10,24 @@ import { loadDeliveryStats } from "./delivery-stats.ts";
 import { loadDeliveryView, loadRecentAttempts } from "./load-delivery-view.ts";
 import { flashFromQuery, flashQuery } from "./redelivery-flash.ts";
 import { statsChart } from "./stats-chart.ts";
+import { createTestWebhooks, outcomeMeaning, type TestWebhookResult } from "./test-webhook.ts";
 
 /**
  * The console's delivery view, mounted at /console/deliveries behind the console's session and
- * CSRF checks: find a task, see its webhook object and every attempt, redeliver by hand, and a
- * chart of the last hour. Links are built from `req.baseUrl`, so the mount point is the caller's.
+ * CSRF checks: find a task, see its webhook object and every attempt, redeliver by hand, send a
+ * test webhook, and a chart of the last hour. Links are built from `req.baseUrl`, so the mount
+ * point is the caller's.
  */
 export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router {
   const router = Router();
+  const testWebhooks = createTestWebhooks(deps.webhookSender);
 
-  router.get("/", async (req, res) => {
-    const wanted = typeof req.query.task_id === "string" ? req.query.task_id.trim() : "";
-    if (wanted !== "") {
-      res.redirect(302, `${req.baseUrl}/${encodeURIComponent(wanted)}`);
-      return;
-    }
+  async function indexPage(req: Request, res: Response, testWebhook: TestWebhookView | null = null, status = 200): Promise<void> {
     const baseHref = req.baseUrl;
     const [stats, recent] = await Promise.all([loadDeliveryStats(deps.db, new Date()), loadRecentAttempts(deps.db)]);
     const data = {
       baseHref,
+      testWebhook,
       chart: statsChart(stats, `${baseHref}/stats.json`),
       recent: attemptsTable(
         "recent-attempts",
@@ -36,7 +36,34 @@ export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router 
         (taskId) => `${baseHref}/${encodeURIComponent(taskId)}`,
       ),
     };
-    ui.page(res, { title: "Webhook deliveries", view: "deliveries/index", data });
+    ui.page(res, { title: "Webhook deliveries", view: "deliveries/index", data, status });
+  }
+
+  router.get("/", async (req, res) => {
+    const wanted = typeof req.query.task_id === "string" ? req.query.task_id.trim() : "";
+    if (wanted !== "") {
+      res.redirect(302, `${req.baseUrl}/${encodeURIComponent(wanted)}`);
+      return;
+    }
+    await indexPage(req, res);
+  });
+
+  // Answered with the page itself, not a redirect: the result is the operator's own input and the
+  // receiver's answer, which a link must not be able to put on the page.
+  router.post("/test-webhook", async (req, res) => {
+    const url: unknown = (req.body as Record<string, unknown> | undefined)?.url;
+    const result = await testWebhooks.send(url);
+    if (result.kind === "sent") {
+      // Never the URL: callers put secrets in it.
+      deps.logger.info("console test webhook sent", {
+        operator_id: (res.locals as ConsoleLocals).operator.id,
+        outcome: result.outcome,
+        response_status: result.status,
+        duration_ms: result.durationMs,
+      });
+    }
+    const status = result.kind === "refused" ? 400 : result.kind === "busy" ? 429 : 200;
+    await indexPage(req, res, testWebhookView(result, url), status);
   });
 
   router.get("/stats.json", async (_req, res) => {
@@ -76,6 +103,36 @@ export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router 
   });
 
   return router;
+}
+
+/** What views/deliveries/index.eta shows under the test webhook form. */
+interface TestWebhookView {
+  /** The URL as typed, to send again (only when short enough to be a webhook_url at all). */
+  url: string;
+  tone: "ok" | "error";
+  outcome: string;
+  text: string;
+}
+
+function testWebhookView(result: TestWebhookResult, url: unknown): TestWebhookView {
+  const typed = typeof url === "string" && url.length <= 2048 ? url : "";
+  switch (result.kind) {
+    case "refused":
+      return { url: typed, tone: "error", outcome: "refused", text: `Not sent: ${result.reason}.` };
+    case "busy":
+      return { url: typed, tone: "error", outcome: "busy", text: "Not sent: other test webhooks are being sent from this process; try again in a moment." };
+    case "sent": {
+      const answer = result.status === null ? "" : `HTTP ${result.status}, `;
+      const delivered = result.outcome === DeliveryStatus.Delivered;
+      const head = delivered ? "Delivered" : `Not delivered: ${result.outcome}`;
+      return {
+        url: typed,
+        tone: delivered ? "ok" : "error",
+        outcome: result.outcome,
+        text: `${head} (${answer}${result.durationMs} ms): ${outcomeMeaning(result.outcome)}.`,
+      };
+    }
+  }
 }
 
 /** Unknown and malformed ids alike: the id as typed (escaped by the template, cut short) and the search again. */

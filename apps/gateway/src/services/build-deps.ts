@@ -11,6 +11,7 @@ import { KeyCache } from "./key-cache.ts";
 import { RateLimiter } from "@gen/rate-limit";
 import { watchKeyRevocations } from "./watch-key-revocations.ts";
 import { createUrlTargetGuard } from "@gen/webhook-url";
+import { createWebhookSender } from "@gen/webhook-sender";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   // First, before any connection: a malformed INPUT_URL_ALLOWED_CIDRS stops the gateway here.
@@ -45,6 +46,8 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     keyRevocations: watchKeyRevocations(config.databaseUrl, keyCache, logger),
     finishedTasks: new FinishedTaskCache(),
     metrics: createMetrics({ queues: [generationQueue, webhookQueue, webhookSlowQueue] }),
+    // Opens no connection until the console sends a test webhook; a malformed WEBHOOK_ALLOWED_CIDRS throws here.
+    webhookSender: createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs }),
   };
 }
 
@@ -53,6 +56,7 @@ export async function closeDeps(deps: GatewayDeps): Promise<void> {
     () => {},
   );
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+  deps.webhookSender.close();
   deps.redis.disconnect();
   deps.limiterRedis.disconnect();
   await Promise.all([deps.keyRevocations.close(), deps.db.$disconnect()]);

@@ -11,6 +11,7 @@ import type { FinishedTaskCache } from "./finished-task-cache.ts";
 import type { KeyCache } from "./key-cache.ts";
 import type { RateLimiter } from "@gen/rate-limit";
 import type { UrlTargetGuard } from "@gen/webhook-url";
+import type { WebhookSender } from "@gen/webhook-sender";
 
 /** Everything a request handler may touch, built once in main.ts (or by a test) and passed down. */
 export interface GatewayDeps {
@@ -38,4 +39,6 @@ export interface GatewayDeps {
   /** Poll answers that can never change again (finished-task-cache.ts). */
   finishedTasks: FinishedTaskCache;
   metrics: Metrics;
+  /** The delivery's sender with the deployment's settings, for the console's test webhooks. */
+  webhookSender: WebhookSender;
 }

@@ -31,7 +31,7 @@ export interface SubmitInput {
 // finds its task discarded and ends without running.
 const ENQUEUE_TIMEOUT_MS = 2000;
 
-// Group commit (docs/operations.md#submission-batching-group-commit): submissions that reach the
+// Group commit (docs/internals.md#submission-batching-group-commit): submissions that reach the
 // insert together share one statement and one enqueue. At most 32 per batch
 // (bench/round-trip-cost.ts: PostgreSQL's cost per task is 0.04 ms in a statement of 32, 0.67 ms
 // alone); while a batch is being written the next one gathers, for 10 ms at most. One batch in
@@ -44,7 +44,7 @@ const BATCH_LIMITS = { maxSize: 32, maxInFlight: 1, maxWaitMs: 10 };
 // user's own lane, one statement at a time per user that waits for the row (statement_timeout,
 // then 70002), at most 4 users at once and never more than half the pool (DATABASE_POOL_SIZE, at
 // least 2), so that waiting users always leave connections to batches, key lookups and polls
-// (docs/operations.md#submission-batching-group-commit).
+// (docs/internals.md#submission-batching-group-commit).
 function lockedUserLanes(poolSize: number) {
   return { maxSize: BATCH_LIMITS.maxSize, maxLanes: Math.max(1, Math.min(4, Math.floor(poolSize / 2))) };
 }

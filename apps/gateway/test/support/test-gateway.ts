@@ -83,7 +83,7 @@ export async function createUser(db: Database, credits = 1000): Promise<TestUser
 /**
  * Revokes a user's key as `pnpm admin revoke-key` does (one UPDATE, whose commit notifies every
  * gateway process), then waits until each gateway given has had the notice: it follows the commit
- * by the notice's latency (docs/operations.md "Caches in the gateway"), which a loaded machine can
+ * by the notice's latency (docs/internals.md "Caches in the gateway"), which a loaded machine can
  * stretch past the next request sent from this same process.
  */
 export async function revokeKeys(user: TestUser, ...gateways: TestGateway[]): Promise<void> {
