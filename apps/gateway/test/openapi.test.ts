@@ -164,6 +164,17 @@ describe("real responses match the document", () => {
     expect(api.errors("#/components/schemas/WebhookPayload", JSON.parse(renderTask(row)))).not.toEqual([]);
   });
 
+  test("the model list and the task list (both pages, and a bad filter)", async () => {
+    expectConforms(await request(gw.app).get("/api/v1/models").set("Authorization", user.auth), "get", "/api/v1/models");
+    const first = await request(gw.app).get("/api/v1/tasks?limit=1").set("Authorization", user.auth);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    expectConforms(first, "get", "/api/v1/tasks");
+    const next = await request(gw.app).get(`/api/v1/tasks?cursor=${first.body.next_cursor}&limit=100`).set("Authorization", user.auth);
+    expect(next.body.next_cursor).toBeNull();
+    expectConforms(next, "get", "/api/v1/tasks");
+    expectConforms(await request(gw.app).get("/api/v1/tasks?limit=101").set("Authorization", user.auth), "get", "/api/v1/tasks");
+  });
+
   test("account, healthz and readyz", async () => {
     expectConforms(await request(gw.app).get("/api/v1/account").set("Authorization", user.auth), "get", "/api/v1/account");
     expectConforms(await request(gw.app).get("/healthz"), "get", "/healthz");

@@ -2,6 +2,7 @@ import { ENDPOINT_PATHS, type Catalog } from "@gen/catalog";
 import { ENDPOINTS, type Endpoint } from "@gen/domain";
 import { Err, type ErrorCode } from "@gen/errors";
 import { WEBHOOK_USER_AGENT } from "@gen/webhook-sender";
+import { discoveryPaths, discoverySchemas } from "./discovery.ts";
 import { documentDescription } from "./document-description.ts";
 import { ENDPOINT_NAMES } from "./endpoint-names.ts";
 import { errorResponses } from "./error-responses.ts";
@@ -73,6 +74,7 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     ...requestSchemas(catalog),
     ...taskSchemas(ENDPOINTS.map((endpoint) => `${ENDPOINT_NAMES[endpoint]}Output`)),
     ...errorSchemas(),
+    ...discoverySchemas(),
     Account: {
       type: "object",
       additionalProperties: false,
@@ -103,6 +105,7 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     paths[ENDPOINT_PATHS[endpoint]] = { post: submission(catalog, endpoint, ids[0] ?? "model-id") };
   }
 
+  Object.assign(paths, discoveryPaths());
   paths["/api/v1/tasks/{id}"] = {
     get: {
       operationId: "getTask",
@@ -196,7 +199,8 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     security: [{ bearerAuth: [] }],
     tags: [
       { name: "Submissions", description: "Create a task (202); the result arrives by polling or webhook." },
-      { name: "Tasks", description: "Read or cancel a task." },
+      { name: "Tasks", description: "Read, list or cancel your tasks." },
+      { name: "Discovery", description: "The models a key can use." },
       { name: "Account" },
       { name: "Operations" },
       { name: "Documentation" },

@@ -14,7 +14,7 @@ export function requestSchemas(catalog: Catalog): Record<string, Json> {
     const names = new Map<ModelEntry, string>();
     for (const model of models) {
       let name = modelSchemaName(model.id);
-      while (Object.hasOwn(schemas, name)) name = `${name}_`;
+      while (Object.hasOwn(schemas, name)) name = `${name}X`;
       names.set(model, name);
       schemas[name] = { title: model.id, ...(model.description ? { description: model.description } : {}), ...catalog.requestSchema(model) };
     }

@@ -30,6 +30,8 @@ test("lists every endpoint, with bearer auth except health and documentation", (
   const expected = [
     ...Object.values(ENDPOINT_PATHS).map((path) => `post ${path}`),
     "get /api/v1/tasks/{id}",
+    "get /api/v1/tasks",
+    "get /api/v1/models",
     "post /api/v1/tasks/{id}/cancel",
     "get /api/v1/account",
     "get /healthz",

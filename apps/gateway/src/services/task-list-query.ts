@@ -1,10 +1,7 @@
 import type { TaskListPosition, TaskListQuery } from "@gen/db";
-import { ENDPOINTS, TASK_STATUSES, isEndpoint, type TaskStatus } from "@gen/domain";
+import { ENDPOINTS, TASK_LIST_LIMIT, TASK_STATUSES, isEndpoint, type TaskStatus } from "@gen/domain";
 import { ApiError, Err } from "@gen/errors";
 
-/** `GET /api/v1/tasks` without `limit` (docs/api.md#list-tasks). */
-export const DEFAULT_TASK_LIST_LIMIT = 20;
-export const MAX_TASK_LIST_LIMIT = 100;
 const MAX_MODEL_LENGTH = 200;
 const PARAMETERS = new Set(["status", "model", "endpoint", "created_after", "created_before", "limit", "cursor"]);
 const STATUSES: readonly string[] = TASK_STATUSES;
@@ -23,7 +20,7 @@ export function parseTaskListQuery(query: Record<string, unknown>, userId: strin
   const endpoint = one(query, "endpoint");
   const limit = one(query, "limit");
   const cursor = one(query, "cursor");
-  const listing: TaskListQuery = { userId, limit: limit === undefined ? DEFAULT_TASK_LIST_LIMIT : parseLimit(limit) };
+  const listing: TaskListQuery = { userId, limit: limit === undefined ? TASK_LIST_LIMIT.default : parseLimit(limit) };
   if (status !== undefined) {
     if (!STATUSES.includes(status)) throw invalid(`Invalid value for status: must be one of ${STATUSES.join(", ")}`);
     listing.status = status as TaskStatus;
@@ -53,7 +50,7 @@ function one(query: Record<string, unknown>, name: string): string | undefined {
 
 function parseLimit(value: string): number {
   const limit = /^\d{1,3}$/.test(value) ? Number(value) : NaN;
-  if (!(limit >= 1 && limit <= MAX_TASK_LIST_LIMIT)) throw invalid(`Invalid value for limit: an integer from 1 to ${MAX_TASK_LIST_LIMIT}`);
+  if (!(limit >= 1 && limit <= TASK_LIST_LIMIT.max)) throw invalid(`Invalid value for limit: an integer from 1 to ${TASK_LIST_LIMIT.max}`);
   return limit;
 }
 
