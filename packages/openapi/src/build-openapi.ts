@@ -201,9 +201,9 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
       { name: "Submissions", description: "Create a task (202); the result arrives by polling or webhook." },
       { name: "Tasks", description: "Read, list or cancel your tasks." },
       { name: "Discovery", description: "The models a key can use." },
-      { name: "Account" },
-      { name: "Operations" },
-      { name: "Documentation" },
+      { name: "Account", description: "The key's credit balance." },
+      { name: "Operations", description: "Liveness and readiness, for load balancers and orchestrators." },
+      { name: "Documentation", description: "This document, as JSON and rendered." },
     ],
     paths,
     webhooks: { taskFinished: { $ref: "#/components/pathItems/TaskWebhook" } },
@@ -270,6 +270,7 @@ function submission(catalog: Catalog, endpoint: Endpoint, model: string): Json {
 function webhookPathItem(endpoint: Endpoint, model: string, cdnUrl: string): Json {
   return {
     post: {
+      operationId: "taskFinished",
       summary: "Task finished",
       description:
         "Sent to `webhook_url` exactly as given when the task becomes `completed` or `failed`. Not signed and without credentials: verify by polling the task id with your key, " +

@@ -110,8 +110,9 @@ export function taskSchemas(outputNames: readonly string[]): Record<string, Json
       properties: {
         status: { type: "string", enum: [TaskStatus.Completed, TaskStatus.Failed] },
         error: nullable({ allOf: [ref("TaskError")], required: ["request_id"] }),
+        webhook: false,
+        billing: false,
       },
-      not: { anyOf: [{ required: ["webhook"] }, { required: ["billing"] }] },
     },
   };
 }
