@@ -1,4 +1,5 @@
 import { ERROR_CATALOG, type ErrorCode } from "@gen/errors";
+import { errorCodeDescription } from "./document-description.ts";
 import { type Json, ref } from "./json.ts";
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOG).map(Number) as ErrorCode[];
@@ -20,7 +21,7 @@ export function errorSchemas(): Record<string, Json> {
   const schemas: Record<string, Json> = {
     ErrorCode: {
       type: "integer",
-      description: "Five digits; the leading digit is the category. The HTTP status follows from the code.",
+      description: errorCodeDescription(),
       oneOf: ERROR_CODES.map((code) => ({
         const: code,
         title: String(code),
