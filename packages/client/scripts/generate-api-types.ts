@@ -2,7 +2,7 @@
 // workspace type-checks): the types come from the OpenAPI document the gateway serves, built from the
 // shipped catalog by @gen/openapi, so the SDK cannot drift from the service; the version is
 // package.json's, for the User-Agent.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
 import { loadCatalog } from "@gen/catalog";
@@ -18,5 +18,11 @@ const ast = await openapiTS(document as Parameters<typeof openapiTS>[0], { silen
 const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
 
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, "openapi.ts"), `${header}${astToString(ast)}`);
-writeFileSync(path.join(out, "version.ts"), `${header}export const SDK_VERSION = ${JSON.stringify(version)};\n`);
+write("openapi.ts", `${header}${astToString(ast)}`);
+write("version.ts", `${header}export const SDK_VERSION = ${JSON.stringify(version)};\n`);
+
+// Unchanged files keep their time: the build counts a package whose src/ changed as stale.
+function write(name: string, text: string): void {
+  const file = path.join(out, name);
+  if (!existsSync(file) || readFileSync(file, "utf8") !== text) writeFileSync(file, text);
+}
