@@ -70,7 +70,15 @@ test("the packed SDK installs with plain npm outside the workspace, type-checks,
   writeFileSync(
     path.join(dir, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", strict: true, types: ["node"], outDir: "out", skipLibCheck: false },
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        strict: true,
+        types: ["node"],
+        outDir: "out",
+        skipLibCheck: false,
+      },
       include: ["main.ts", "commonjs.cts"],
     }),
   );

@@ -15,10 +15,7 @@ beforeAll(async () => {
   db = createDatabase(scratch.url, { onQuery: (sql, values) => captured.push({ sql, values }) });
   // Task n of user u is created at base + n seconds; the first SAME_MS tasks of each user share
   // one millisecond, so the order's tie-break on id is exercised.
-  await db.$sql.query(
-    "INSERT INTO users (id, credits) SELECT 'usr_' || u, 0 FROM generate_series(1, $1) u",
-    [USERS],
-  );
+  await db.$sql.query("INSERT INTO users (id, credits) SELECT 'usr_' || u, 0 FROM generate_series(1, $1) u", [USERS]);
   await db.$sql.query(
     `INSERT INTO tasks (id, user_id, endpoint, model, status, input, request_id, billing_method, reserved_credits, created_at, updated_at, discarded_at)
      SELECT 'task_' || md5(u || '-' || n), 'usr_' || u,

@@ -2,7 +2,7 @@ import { ERROR_CATALOG, type ErrorCode } from "@gen/errors";
 import { errorCodeDescription } from "./document-description.ts";
 import { type Json, ref } from "./json.ts";
 
-export const ERROR_CODES = Object.keys(ERROR_CATALOG).map(Number) as ErrorCode[];
+const ERROR_CODES = Object.keys(ERROR_CATALOG).map(Number) as ErrorCode[];
 
 /** The HTTP statuses the error catalog uses, each with its codes. */
 export function codesByStatus(codes: readonly ErrorCode[] = ERROR_CODES): Map<number, ErrorCode[]> {

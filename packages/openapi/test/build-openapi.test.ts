@@ -89,7 +89,8 @@ test("every error code, with its status and message, and every workflow code", (
   );
   for (const entry of codes) expect(entry.description).toContain(ERROR_CATALOG[entry.const as keyof typeof ERROR_CATALOG].message);
   expect(doc.components.schemas.WorkflowCode.oneOf.map((entry: any) => entry.const)).toEqual(Object.keys(WORKFLOW_CATALOG).map(Number));
-  for (const code of Object.keys(ERROR_CATALOG)) expect(doc.components.schemas.ErrorCode.description).toContain(`| ${code} | ${ERROR_CATALOG[Number(code) as keyof typeof ERROR_CATALOG].status} |`);
+  for (const code of Object.keys(ERROR_CATALOG))
+    expect(doc.components.schemas.ErrorCode.description).toContain(`| ${code} | ${ERROR_CATALOG[Number(code) as keyof typeof ERROR_CATALOG].status} |`);
   for (const code of Object.keys(WORKFLOW_CATALOG)) expect(doc.components.schemas.WorkflowCode.description).toContain(`| ${code} |`);
   // /docs shows info.description above the operations: a few lines, the tables live with their schemas.
   expect(doc.info.description.split("\n").length).toBeLessThan(10);
