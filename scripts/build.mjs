@@ -5,7 +5,9 @@
 // Relative `./x.ts` imports become `./x.js`; files in src/ that are not TypeScript (console
 // assets) are copied as they are. `--if-stale` rebuilds only packages whose src/ changed since.
 // A package needs nothing here: its package.json exports dist/ to Node and src/ under the
-// "@gen/source" condition (docs/development.md).
+// "@gen/source" condition (docs/development.md). A package with a `build` script of its own (the
+// published SDK, @gen/client) is built by that script instead.
+import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT, STAMP, stalePackages, workspacePackages } from "./build-state.mjs";
@@ -39,6 +41,16 @@ let failed = false;
 for (const pkg of packages) {
   const src = path.join(pkg, "src");
   const dist = path.join(pkg, "dist");
+  if (JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8")).scripts?.build) {
+    try {
+      execFileSync("pnpm", ["run", "--silent", "build"], { cwd: pkg, stdio: "inherit" });
+      writeFileSync(path.join(dist, STAMP), "");
+    } catch {
+      failed = true;
+      console.error(`build: ${path.relative(ROOT, pkg)}: its build script failed`);
+    }
+    continue;
+  }
   rmSync(dist, { recursive: true, force: true });
   for (const file of files(src)) {
     if (file.endsWith(".d.ts")) continue;

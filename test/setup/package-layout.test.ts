@@ -51,9 +51,24 @@ test.each(packages)("%s: exports src/ under @gen/source and dist/ by default, sh
   const pkg = JSON.parse(readFileSync(path.join(ROOT, dir, "package.json"), "utf8"));
   expect(pkg.type).toBe("module");
   // An app that only runs (src/main.ts) and is imported by nobody exports nothing: no entry to a file that does not exist.
+  if (pkg.scripts?.build) return; // built by its own script for users outside the workspace: the next test
   if (existsSync(path.join(ROOT, dir, "src/index.ts"))) expect(pkg.exports).toEqual({ ".": { "@gen/source": "./src/index.ts", default: "./dist/index.js" } });
   else expect(pkg.exports).toBeUndefined();
   expect(pkg.files).toContain("dist");
+});
+
+test("the SDK exports src/ under @gen/source, and its ES module and CommonJS builds, with their declarations, to everyone else", () => {
+  const built = packages.filter((dir) => JSON.parse(readFileSync(path.join(ROOT, dir, "package.json"), "utf8")).scripts?.build);
+  expect(built).toEqual(["packages/client"]);
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, "packages/client/package.json"), "utf8"));
+  const dist = {
+    import: { types: "./dist/esm/index.d.ts", default: "./dist/esm/index.js" },
+    require: { types: "./dist/cjs/index.d.ts", default: "./dist/cjs/index.js" },
+  };
+  expect(pkg.exports["."]).toEqual({ "@gen/source": "./src/index.ts", ...dist });
+  expect(pkg.publishConfig.exports["."]).toEqual(dist);
+  expect(pkg.files).toEqual(expect.arrayContaining(["dist/esm", "dist/cjs"]));
+  expect(pkg.private).toBeUndefined();
 });
 
 test.each(packages)("%s: every package its src/ imports at run time is a dependency, not a devDependency", (dir) => {
