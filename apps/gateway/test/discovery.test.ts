@@ -98,6 +98,7 @@ describe("GET /api/v1/tasks", () => {
       "endpoint=images/generations",
       "model=",
       `model=${"m".repeat(201)}`,
+      "model=sim%00image",
       "created_after=yesterday",
       "created_before=99999999999999999",
       "created_after=2026-13-45T99:99:99Z",

@@ -1,6 +1,7 @@
 import type { TaskListPosition, TaskListQuery } from "@gen/db";
 import { ENDPOINTS, TASK_LIST_LIMIT, TASK_STATUSES, isEndpoint, type TaskStatus } from "@gen/domain";
 import { ApiError, Err } from "@gen/errors";
+import { unstorable } from "./unstorable-text.ts";
 
 const MAX_MODEL_LENGTH = 200;
 const PARAMETERS = new Set(["status", "model", "endpoint", "created_after", "created_before", "limit", "cursor"]);
@@ -26,7 +27,9 @@ export function parseTaskListQuery(query: Record<string, unknown>, userId: strin
     listing.status = status as TaskStatus;
   }
   if (model !== undefined) {
-    if (model === "" || model.length > MAX_MODEL_LENGTH) throw invalid(`Invalid value for model: 1-${MAX_MODEL_LENGTH} characters`);
+    if (model === "" || model.length > MAX_MODEL_LENGTH || unstorable(model)) {
+      throw invalid(`Invalid value for model: 1-${MAX_MODEL_LENGTH} characters of Unicode text without NUL`);
+    }
     listing.model = model;
   }
   if (endpoint !== undefined) {

@@ -2,7 +2,7 @@
 // lets both through (`"\u0000"`, `"\ud800"`). With the `u` flag a surrogate range matches only
 // unpaired ones: a well-formed pair is one code point.
 const LONE_SURROGATE = /[\ud800-\udfff]/u;
-const unstorable = (text: string): boolean => text.includes("\0") || LONE_SURROGATE.test(text);
+export const unstorable = (text: string): boolean => text.includes("\0") || LONE_SURROGATE.test(text);
 
 /**
  * The first top-level field whose value (at any depth, keys included) holds text the database
