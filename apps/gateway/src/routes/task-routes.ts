@@ -42,10 +42,9 @@ export function pollRoute(deps: GatewayDeps): HotRoute {
   };
 }
 
-/** POST /api/v1/tasks/{id}/cancel, and the poll route for targets the fast path leaves to Express. */
-export function taskRoutes(deps: GatewayDeps, poll: HotRoute): Router {
+/** POST /api/v1/tasks/{id}/cancel. */
+export function taskRoutes(deps: GatewayDeps): Router {
   const router = Router();
-  router.get(poll.path, ...poll.handlers);
   router.post("/api/v1/tasks/:id/cancel", authenticate(deps), rateLimit(deps, "submit", deps.config.submitRate), async (req, res) => {
     const id = req.params.id as string;
     if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
