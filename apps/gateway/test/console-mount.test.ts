@@ -3,6 +3,7 @@ import { newDeliveryId, newTaskId } from "@gen/ids";
 import { signIn, type ConsoleOperatorSession } from "../../console/test/support/console-session.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The console is its own app (apps/console, tested there); this is the gateway's side: it mounts it
 // at /console on the API port, and CONSOLE_ON_GATEWAY=false takes it off.
@@ -29,7 +30,7 @@ test("sign-in on the gateway's port; the delivery page shows the webhook object 
   const db = gw.deps.db;
   const taskId = newTaskId();
   const finishedAt = new Date(Date.now() - 60_000);
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id: taskId,
       userId: user.userId,
@@ -47,7 +48,7 @@ test("sign-in on the gateway's port; the delivery page shows the webhook object 
       finishedAt,
     },
   });
-  await db.webhookAttempt.create({
+  await prismaOf(db).webhookAttempt.create({
     data: {
       id: newDeliveryId(),
       taskId,
@@ -59,7 +60,7 @@ test("sign-in on the gateway's port; the delivery page shows the webhook object 
       durationMs: 120,
     },
   });
-  await db.webhookDelivery.create({
+  await prismaOf(db).webhookDelivery.create({
     data: {
       taskId,
       url: "https://hooks.example.test/receive?token=secret",

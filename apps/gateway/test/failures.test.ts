@@ -7,6 +7,7 @@ import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
 import { RateLimiter } from "@gen/rate-limit";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, testDatabase, type TestUser } from "./support/test-gateway.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 const db = testDatabase();
 const IMAGES = "/api/v1/images/generations";
@@ -39,7 +40,7 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   });
   const before = await snapshot(db, user.userId);
   expectError(await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body), 503, 70001);
-  const task = await db.task.create({
+  const task = await prismaOf(db).task.create({
     data: {
       id: newTaskId(),
       userId: user.userId,
@@ -66,7 +67,7 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   expect(polls[0]!.headers["ratelimit-remaining"]).toBe("2");
   expectError(polls[3]!, 429, 50001);
   expect(Number(polls[3]!.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-  await db.task.delete({ where: { id: task.id } });
+  await prismaOf(db).task.delete({ where: { id: task.id } });
   expect(await snapshot(db, user.userId)).toEqual(before);
   expect((await request(gw.app).get("/readyz")).body.redis).toBe("unavailable");
   await gw.close();
@@ -95,13 +96,13 @@ test("70002 when PostgreSQL hangs: answered after the 1 s connect bound, not a h
 });
 
 test("60001 when the insert fails: nothing reserved", async () => {
-  await db.$executeRawUnsafe(`
+  await db.$sql.query(`
     CREATE OR REPLACE FUNCTION test_fail_insert() RETURNS trigger AS $$
     BEGIN
       IF NEW.input->>'prompt' = 'fail-the-insert' THEN RAISE EXCEPTION 'injected insert failure'; END IF;
       RETURN NEW;
     END $$ LANGUAGE plpgsql`);
-  await db.$executeRawUnsafe(`CREATE OR REPLACE TRIGGER test_fail_insert BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION test_fail_insert()`);
+  await db.$sql.query(`CREATE OR REPLACE TRIGGER test_fail_insert BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION test_fail_insert()`);
   const gw = await createTestGateway();
   try {
     const before = await snapshot(db, user.userId);
@@ -110,7 +111,7 @@ test("60001 when the insert fails: nothing reserved", async () => {
     expect(res.body.error.message).not.toContain("injected");
     expect(await snapshot(db, user.userId)).toEqual(before);
   } finally {
-    await db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS test_fail_insert ON tasks`);
+    await db.$sql.query(`DROP TRIGGER IF EXISTS test_fail_insert ON tasks`);
     await gw.close();
   }
 });
@@ -123,9 +124,9 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
   expectError(res, 500, 60002);
   const after = await snapshot(db, user.userId);
   expect(after.credits).toBe(before.credits);
-  const hidden = await db.task.findFirstOrThrow({ where: { userId: user.userId, discardedAt: { not: null } } });
+  const hidden = await prismaOf(db).task.findFirstOrThrow({ where: { userId: user.userId, discardedAt: { not: null } } });
   expectError(await request(gw.app).get(`/api/v1/tasks/${hidden.id}`).set("Authorization", user.auth), 404, 40001);
-  const ledger = await db.ledgerEntry.findMany({ where: { taskId: hidden.id }, orderBy: { id: "asc" } });
+  const ledger = await prismaOf(db).ledgerEntry.findMany({ where: { taskId: hidden.id }, orderBy: { id: "asc" } });
   expect(ledger.map((e) => [e.kind, e.amount])).toEqual([
     ["reserve", hidden.reservedCredits],
     ["refund", hidden.reservedCredits],

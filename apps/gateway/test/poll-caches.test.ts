@@ -5,6 +5,7 @@ import { KeyCache } from "../src/services/key-cache.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, revokeKeys, type TestGateway } from "./support/test-gateway.ts";
 import { until } from "../../../test/support/until.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The poll path's two caches (docs/operations.md "Caches in the gateway"): API key → user, kept
 // honest by each process's revocation listener, and finished tasks' answers that can never change.
@@ -120,15 +121,15 @@ test("a finished task whose webhook is delivered is answered with zero SQL state
   const user = await createUser(gw.deps.db);
   const stranger = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
-  await gw.deps.db.task.update({
+  await prismaOf(gw.deps.db).task.update({
     where: { id: taskId },
     data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, refundedCredits: 1, finishedAt: new Date() },
   });
   const at = new Date();
-  await gw.deps.db.webhookAttempt.create({
+  await prismaOf(gw.deps.db).webhookAttempt.create({
     data: { id: `whd_${taskId.slice(5)}`, taskId, attemptNo: 1, startedAt: at, finishedAt: at, outcome: "delivered", responseStatus: 200, durationMs: 5 },
   });
-  await gw.deps.db.webhookDelivery.update({
+  await prismaOf(gw.deps.db).webhookDelivery.update({
     where: { taskId },
     data: { status: "delivered", attempts: 1, responseStatus: 200, lastAttemptAt: at, deliveredAt: at },
   });
@@ -149,7 +150,7 @@ test("a finished task whose webhook is delivered is answered with zero SQL state
 test("a finished task whose webhook is still moving is read afresh on every poll", async () => {
   const user = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
-  await gw.deps.db.task.update({
+  await prismaOf(gw.deps.db).task.update({
     where: { id: taskId },
     data: {
       status: "failed",
@@ -164,14 +165,14 @@ test("a finished task whose webhook is still moving is read afresh on every poll
   const pending = await request(gw.app).get(path).set("Authorization", user.auth);
   expect(pending.body.webhook).toMatchObject({ status: "pending", attempts: 0 });
 
-  await gw.deps.db.webhookDelivery.update({
+  await prismaOf(gw.deps.db).webhookDelivery.update({
     where: { taskId },
     data: { status: "failed", attempts: 3, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date() },
   });
   const failed = await request(gw.app).get(path).set("Authorization", user.auth);
   expect(failed.body.webhook).toMatchObject({ status: "failed", attempts: 3, last_error: "http_500" });
   // A console redelivery can move a failed delivery again: still not cached.
-  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "in_progress" } });
+  await prismaOf(gw.deps.db).webhookDelivery.update({ where: { taskId }, data: { status: "in_progress" } });
   const again = await sqlOf(() => request(gw.app).get(path).set("Authorization", user.auth));
   expect(again.length).toBeGreaterThan(0);
   expect((await request(gw.app).get(path).set("Authorization", user.auth)).body.webhook).toMatchObject({ status: "in_progress" });
@@ -184,6 +185,6 @@ test("an open task is never cached", async () => {
   const user = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
   expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).body.status).toBe("queued");
-  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "in_progress", startedAt: new Date() } });
+  await prismaOf(gw.deps.db).task.update({ where: { id: taskId }, data: { status: "in_progress", startedAt: new Date() } });
   expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).body.status).toBe("in_progress");
 });

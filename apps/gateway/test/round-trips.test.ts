@@ -5,6 +5,7 @@ import { createRedis } from "@gen/queues";
 import { countCalls } from "./support/count-calls.ts";
 import { createSubmitter } from "../src/services/submit-task.ts";
 import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The submit path's cost, counted on the wire: SQL statements seen by Prisma and Redis commands
 // seen by MONITOR for this test's key prefix.
@@ -70,7 +71,7 @@ test("a poll: one task select and one rate-limit call; a finished task: the rate
   // The key is cached since the submission: no api_keys read.
   expect(await count()).toEqual(["SELECT"]);
   expect(statements[0]).toMatch(/from "?tasks"?/i);
-  await gw.deps.db.task.update({
+  await prismaOf(gw.deps.db).task.update({
     where: { id: submitted.body.id },
     data: { status: "completed", output: { image_urls: [] }, chargedCredits: 4, refundedCredits: 0, finishedAt: new Date() },
   });

@@ -2,6 +2,7 @@ import request from "supertest";
 import { newTaskId } from "@gen/ids";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 let gw: TestGateway;
 let user: TestUser;
@@ -62,7 +63,7 @@ describe("GET /api/v1/tasks/{id}", () => {
   });
 
   test("a failed task is 200 with the error object; a completed task shows output and charge", async () => {
-    await gw.deps.db.task.update({
+    await prismaOf(gw.deps.db).task.update({
       where: { id: queuedId },
       data: {
         status: "failed",
@@ -83,7 +84,7 @@ describe("GET /api/v1/tasks/{id}", () => {
     });
     expect(Object.keys(failed.body.error)).toEqual(["code", "message"]);
 
-    await gw.deps.db.task.update({
+    await prismaOf(gw.deps.db).task.update({
       where: { id: hookedId },
       data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, finishedAt: new Date() },
     });
@@ -96,7 +97,7 @@ describe("GET /api/v1/account", () => {
   test("returns the balance", async () => {
     const res = await get("/api/v1/account");
     expect(res.status).toBe(200);
-    const row = await gw.deps.db.user.findUniqueOrThrow({ where: { id: user.userId } });
+    const row = await prismaOf(gw.deps.db).user.findUniqueOrThrow({ where: { id: user.userId } });
     expect(res.body).toEqual({ credits: row.credits });
   });
 });

@@ -1,10 +1,11 @@
 import pg from "pg";
 import request from "supertest";
-import { createDatabase } from "@gen/db";
+import { createDatabase, findTask } from "@gen/db";
 import { QUEUE_NAMES, createQueue, createRedis, generationJobId } from "@gen/queues";
 import { expectError } from "./support/envelope.ts";
 import { slowReplyProxy } from "./support/slow-reply-proxy.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, testDatabase } from "./support/test-gateway.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // Whatever a client is told about a submission is what happened.
 const db = testDatabase();
@@ -17,7 +18,7 @@ beforeAll(async () => {
   const probe = await createUser(db, 10_000);
   const res = await request(gw.app).post(IMAGES).set("Authorization", probe.auth).send(body);
   expect(res.status).toBe(202);
-  price = (await db.task.findUniqueOrThrow({ where: { id: res.body.id } })).reservedCredits;
+  price = (await findTask(db, res.body.id))!.reservedCredits;
   await gw.close();
 });
 afterAll(() => db.$disconnect());
@@ -64,7 +65,7 @@ test("an expired Idempotency-Key reused concurrently: one new task for all of th
   const gw = await createTestGateway();
   const first = await request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "old-key").send(body);
   expect(first.status).toBe(202);
-  await db.idempotencyKey.updateMany({ where: { userId: user.userId }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+  await prismaOf(db).idempotencyKey.updateMany({ where: { userId: user.userId }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
   const responses = await Promise.all(
     Array.from({ length: 6 }, () => request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "old-key").send(body)),
   );
@@ -97,16 +98,16 @@ test("an enqueue that times out after the job landed and a worker took the task:
     let taskId: string | undefined;
     for (let i = 0; i < 150 && !taskId; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const task = await db.task.findFirst({ where: { userId: user.userId } });
+      const task = await prismaOf(db).task.findFirst({ where: { userId: user.userId } });
       if (task && (await queue.getJob(generationJobId(task.id)))) taskId = task.id;
     }
     expect(taskId).toBeDefined();
-    await db.task.updateMany({ where: { id: taskId, status: "queued" }, data: { status: "in_progress", startedAt: new Date() } });
+    await prismaOf(db).task.updateMany({ where: { id: taskId, status: "queued" }, data: { status: "in_progress", startedAt: new Date() } });
     const res = await pending;
     expect(res.status).toBe(202);
     expect(res.body.id).toBe(taskId);
     expect(res.body.status).toBe("in_progress");
-    const task = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+    const task = (await findTask(db, taskId!))!;
     expect(task.discardedAt).toBeNull();
     expect((await snapshot(db, user.userId)).credits).toBe(10_000 - task.reservedCredits);
     await expectLedgerInvariant(db, user.userId);

@@ -1,8 +1,10 @@
+import { sql } from "kysely";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { createDatabase, listenForKeyRevocations, type KeyRevocationListener } from "@gen/db";
 import { until } from "../../../test/support/until.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The api_keys trigger (migration 20261127120000) and the listener every gateway process runs.
 const url = process.env.DATABASE_URL!;
@@ -48,10 +50,11 @@ test("a key that stops being valid is sent at the commit, whatever revoked it; a
   await db.$sql.query("UPDATE api_keys SET key_hash = $2 WHERE key_hash = $1", [rehashed, `${rehashed}x`]);
   await db.$sql.query("DELETE FROM api_keys WHERE key_hash = $1", [deleted]);
   await db.$sql.query("DELETE FROM api_keys WHERE key_hash = $1", [revoked]);
-  await db
-    .$transaction(async (tx) => {
-      await tx.$executeRawUnsafe("UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1", rolledBack);
-      await tx.$executeRawUnsafe("SELECT 1 / 0");
+  await db.$kysely
+    .transaction()
+    .execute(async (tx) => {
+      await sql`UPDATE api_keys SET revoked_at = now() WHERE key_hash = ${rolledBack}`.execute(tx);
+      await sql`SELECT 1 / 0`.execute(tx);
     })
     .catch(() => undefined);
   await db.$sql.query("UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1", [last]);
