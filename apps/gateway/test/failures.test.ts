@@ -7,7 +7,6 @@ import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
 import { RateLimiter } from "@gen/rate-limit";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, testDatabase, type TestUser } from "./support/test-gateway.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 const db = testDatabase();
 const IMAGES = "/api/v1/images/generations";
@@ -40,19 +39,21 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   });
   const before = await snapshot(db, user.userId);
   expectError(await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body), 503, 70001);
-  const task = await prismaOf(db).task.create({
-    data: {
-      id: newTaskId(),
-      userId: user.userId,
+  const task = { id: newTaskId() };
+  await db.$kysely
+    .insertInto("tasks")
+    .values({
+      id: task.id,
+      user_id: user.userId,
       endpoint: "images",
       model: "sim-image-1",
       status: "queued",
-      input: {},
-      requestId: "req_test",
-      reservedCredits: 0,
-      billingMethod: "fixed",
-    },
-  });
+      input: "{}",
+      request_id: "req_test",
+      reserved_credits: 0,
+      billing_method: "fixed",
+    })
+    .execute();
   const polls = [];
   for (let i = 0; i < 4; i++)
     polls.push(
@@ -67,7 +68,7 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   expect(polls[0]!.headers["ratelimit-remaining"]).toBe("2");
   expectError(polls[3]!, 429, 50001);
   expect(Number(polls[3]!.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-  await prismaOf(db).task.delete({ where: { id: task.id } });
+  await db.$kysely.deleteFrom("tasks").where("id", "=", task.id).execute();
   expect(await snapshot(db, user.userId)).toEqual(before);
   expect((await request(gw.app).get("/readyz")).body.redis).toBe("unavailable");
   await gw.close();
@@ -124,9 +125,14 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
   expectError(res, 500, 60002);
   const after = await snapshot(db, user.userId);
   expect(after.credits).toBe(before.credits);
-  const hidden = await prismaOf(db).task.findFirstOrThrow({ where: { userId: user.userId, discardedAt: { not: null } } });
+  const hidden = await db.$kysely
+    .selectFrom("tasks")
+    .select(["id", "reserved_credits as reservedCredits"])
+    .where("user_id", "=", user.userId)
+    .where("discarded_at", "is not", null)
+    .executeTakeFirstOrThrow();
   expectError(await request(gw.app).get(`/api/v1/tasks/${hidden.id}`).set("Authorization", user.auth), 404, 40001);
-  const ledger = await prismaOf(db).ledgerEntry.findMany({ where: { taskId: hidden.id }, orderBy: { id: "asc" } });
+  const ledger = await db.$kysely.selectFrom("ledger_entries").select(["kind", "amount"]).where("task_id", "=", hidden.id).orderBy("id").execute();
   expect(ledger.map((e) => [e.kind, e.amount])).toEqual([
     ["reserve", hidden.reservedCredits],
     ["refund", hidden.reservedCredits],

@@ -4,7 +4,6 @@ import { renderTask } from "@gen/task-render";
 import { OpenApiDocument } from "./support/openapi-document.ts";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 import { findTask } from "@gen/db";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 let gw: TestGateway;
 let limited: TestGateway;
@@ -124,21 +123,23 @@ describe("real responses match the document", () => {
       expectConforms(queued, "get", "/api/v1/tasks/{id}");
       expect(Object.keys(queued.body)).toEqual(Object.keys(api.doc.components.schemas.Task.properties));
 
-      await prismaOf(gw.deps.db).task.update({
-        where: { id },
-        data: {
+      await gw.deps.db.$kysely
+        .updateTable("tasks")
+        .set({
           status: "completed",
-          output: OUTPUTS[endpoint],
-          chargedCredits: 1,
-          refundedCredits: queued.body.billing.reserved_credits - 1,
-          finishedAt: new Date(),
-        },
-      });
+          output: JSON.stringify(OUTPUTS[endpoint]),
+          charged_credits: 1,
+          refunded_credits: queued.body.billing.reserved_credits - 1,
+          finished_at: new Date(),
+        })
+        .where("id", "=", id)
+        .execute();
       if (body.webhook_url !== undefined) {
-        await prismaOf(gw.deps.db).webhookDelivery.update({
-          where: { taskId: id },
-          data: { status: "delivered", attempts: 2, responseStatus: 204, lastError: "http_503", lastAttemptAt: new Date(), deliveredAt: new Date() },
-        });
+        await gw.deps.db.$kysely
+          .updateTable("webhook_deliveries")
+          .set({ status: "delivered", attempts: 2, response_status: 204, last_error: "http_503", last_attempt_at: new Date(), delivered_at: new Date() })
+          .where("task_id", "=", id)
+          .execute();
       }
       const completed = await request(gw.app).get(`/api/v1/tasks/${id}?include=webhook&include=billing`).set("Authorization", user.auth);
       expect(completed.body.output).toEqual(OUTPUTS[endpoint]);

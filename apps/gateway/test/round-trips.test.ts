@@ -5,7 +5,6 @@ import { createRedis } from "@gen/queues";
 import { countCalls } from "./support/count-calls.ts";
 import { createSubmitter } from "../src/services/submit-task.ts";
 import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The submit path's cost, counted on the wire: SQL statements seen by Prisma and Redis commands
 // seen by MONITOR for this test's key prefix.
@@ -71,10 +70,11 @@ test("a poll: one task select and one rate-limit call; a finished task: the rate
   // The key is cached since the submission: no api_keys read.
   expect(await count()).toEqual(["SELECT"]);
   expect(statements[0]).toMatch(/from "?tasks"?/i);
-  await prismaOf(gw.deps.db).task.update({
-    where: { id: submitted.body.id },
-    data: { status: "completed", output: { image_urls: [] }, chargedCredits: 4, refundedCredits: 0, finishedAt: new Date() },
-  });
+  await gw.deps.db.$kysely
+    .updateTable("tasks")
+    .set({ status: "completed", output: JSON.stringify({ image_urls: [] }), charged_credits: 4, refunded_credits: 0, finished_at: new Date() })
+    .where("id", "=", submitted.body.id)
+    .execute();
   expect(await count()).toEqual(["SELECT"]);
   expect(await count()).toEqual([]);
   process.stdout.write("poll path: 1 SQL statement (open task), 0 (finished task), Redis: 1 limiter call\n");

@@ -3,7 +3,6 @@ import { GENERATION_JOB_OPTIONS } from "@gen/queues";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 import { findTask, readDelivery } from "@gen/db";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 let gw: TestGateway;
 let user: TestUser;
@@ -46,7 +45,7 @@ describe("submission", () => {
     const after = await snapshot(gw.deps.db, user.userId);
     expect(after.credits).toBe(before.credits - task.reservedCredits);
     expect(task.reservedCredits).toBeGreaterThan(0);
-    const ledger = await prismaOf(gw.deps.db).ledgerEntry.findMany({ where: { taskId: task.id } });
+    const ledger = await gw.deps.db.$kysely.selectFrom("ledger_entries").select(["kind", "amount", "delta"]).where("task_id", "=", task.id).execute();
     expect(ledger).toMatchObject([{ kind: "reserve", amount: task.reservedCredits, delta: -task.reservedCredits }]);
 
     const job = await gw.deps.generationQueue.getJob(task.id);
@@ -145,10 +144,12 @@ describe("Idempotency-Key", () => {
       .set("Authorization", user.auth)
       .set("Idempotency-Key", key)
       .send({ model: "sim-detect-1", text: "a" });
-    await prismaOf(gw.deps.db).idempotencyKey.update({
-      where: { userId_key: { userId: user.userId, key } },
-      data: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) },
-    });
+    await gw.deps.db.$kysely
+      .updateTable("idempotency_keys")
+      .set({ created_at: new Date(Date.now() - 25 * 3600 * 1000) })
+      .where("user_id", "=", user.userId)
+      .where("key", "=", key)
+      .execute();
     const second = await request(gw.app)
       .post("/api/v1/detect")
       .set("Authorization", user.auth)

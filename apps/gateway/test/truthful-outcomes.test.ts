@@ -5,7 +5,6 @@ import { QUEUE_NAMES, createQueue, createRedis, generationJobId } from "@gen/que
 import { expectError } from "./support/envelope.ts";
 import { slowReplyProxy } from "./support/slow-reply-proxy.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, testDatabase } from "./support/test-gateway.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // Whatever a client is told about a submission is what happened.
 const db = testDatabase();
@@ -65,7 +64,11 @@ test("an expired Idempotency-Key reused concurrently: one new task for all of th
   const gw = await createTestGateway();
   const first = await request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "old-key").send(body);
   expect(first.status).toBe(202);
-  await prismaOf(db).idempotencyKey.updateMany({ where: { userId: user.userId }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+  await db.$kysely
+    .updateTable("idempotency_keys")
+    .set({ created_at: new Date(Date.now() - 25 * 3600_000) })
+    .where("user_id", "=", user.userId)
+    .execute();
   const responses = await Promise.all(
     Array.from({ length: 6 }, () => request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "old-key").send(body)),
   );
@@ -98,11 +101,16 @@ test("an enqueue that times out after the job landed and a worker took the task:
     let taskId: string | undefined;
     for (let i = 0; i < 150 && !taskId; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const task = await prismaOf(db).task.findFirst({ where: { userId: user.userId } });
+      const task = await db.$kysely.selectFrom("tasks").select("id").where("user_id", "=", user.userId).executeTakeFirst();
       if (task && (await queue.getJob(generationJobId(task.id)))) taskId = task.id;
     }
     expect(taskId).toBeDefined();
-    await prismaOf(db).task.updateMany({ where: { id: taskId, status: "queued" }, data: { status: "in_progress", startedAt: new Date() } });
+    await db.$kysely
+      .updateTable("tasks")
+      .set({ status: "in_progress", started_at: new Date() })
+      .where("id", "=", taskId!)
+      .where("status", "=", "queued")
+      .execute();
     const res = await pending;
     expect(res.status).toBe(202);
     expect(res.body.id).toBe(taskId);

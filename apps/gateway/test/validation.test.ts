@@ -4,7 +4,6 @@ import { HOSTILE_BODIES } from "../../../test/faults/support/hostile-bodies.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 import { findTask, readCredits } from "@gen/db";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 let gw: TestGateway;
 let user: TestUser;
@@ -199,7 +198,7 @@ describe("credits", () => {
     const tight = await createUser(gw.deps.db, 0);
     const one = await request(gw.app).post(IMAGES).set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "price probe" });
     const price = (await findTask(gw.deps.db, one.body.id))!.reservedCredits;
-    await prismaOf(gw.deps.db).user.update({ where: { id: tight.userId }, data: { credits: price } });
+    await gw.deps.db.$kysely.updateTable("users").set({ credits: price }).where("id", "=", tight.userId).execute();
     const results = await Promise.all(
       [0, 1, 2].map(() => request(gw.app).post(IMAGES).set("Authorization", tight.auth).send({ model: "sim-image-1", prompt: "price probe" })),
     );

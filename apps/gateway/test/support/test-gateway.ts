@@ -108,6 +108,17 @@ export async function snapshot(db: Database, userId: string) {
   return { credits: credits!, tasks, ledger };
 }
 
+/** The user's tasks a poll can see (a discarded submission's task is hidden). */
+export async function visibleTaskCount(db: Database, userId: string): Promise<number> {
+  const row = await db.$kysely
+    .selectFrom("tasks")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("user_id", "=", userId)
+    .where("discarded_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /**
  * docs/api.md#credits-and-refunds: a balance equals the sum of its ledger, and every settled task has
  * reserve = charge + refund; the whole invariant as `pnpm admin ledger-check --user` checks it.
