@@ -4,7 +4,6 @@ import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { createDatabase, listenForKeyRevocations, type KeyRevocationListener } from "@gen/db";
 import { until } from "../../../test/support/until.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The api_keys trigger (migration 20261127120000) and the listener every gateway process runs.
 const url = process.env.DATABASE_URL!;
