@@ -79,7 +79,7 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   const redis = createRedis(stack.env.REDIS_URL!, "request");
   await createQueue(QUEUE_NAMES.generation, redis, stack.env.QUEUE_PREFIX!).obliterate({ force: true });
   redis.disconnect();
-  await ctx.db.$executeRawUnsafe(`UPDATE tasks SET status = 'failed', error_code = 80008, finished_at = now() WHERE status IN ('queued', 'in_progress')`);
+  await ctx.db.$sql.query(`UPDATE tasks SET status = 'failed', error_code = 80008, finished_at = now() WHERE status IN ('queued', 'in_progress')`);
   await stack.startWorker();
 
   const describe = (what: string, tallies: Map<string, Tally>, target: number): Figure[] => {

@@ -25,6 +25,7 @@ import { measureBarePostCpu } from "./support/bare-post-unit.ts";
 import { startChild } from "./support/child.ts";
 import { cpuColumns, table, withUnits, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
+import { prismaOf } from "../test/support/prisma-fixtures.ts";
 
 const UPSTREAM_MS = 60_000;
 const TICKS_PER_SECOND = 100;
@@ -69,9 +70,9 @@ async function runGenerations(model: string, count: number, catalogPath: string)
   const worker = await startApp("worker", { ...inherited, ...env } as Record<string, string>, "bench-worker");
   try {
     const userId = newUserId();
-    await db.user.create({ data: { id: userId, credits: 1_000_000_000 } });
+    await prismaOf(db).user.create({ data: { id: userId, credits: 1_000_000_000 } });
     const ids = Array.from({ length: count }, () => newTaskId());
-    await db.task.createMany({
+    await prismaOf(db).task.createMany({
       data: ids.map((id, i) => ({
         id,
         userId,
@@ -96,7 +97,7 @@ async function runGenerations(model: string, count: number, catalogPath: string)
       await sleep(500);
     }
     const cpu = cpuMs(pid) - cpuBefore;
-    const rows = await db.task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
+    const rows = await prismaOf(db).task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
     return {
       cpuPerGeneration: cpu / count,
       lags: rows.map((r) => r.finishedAt!.getTime() - (r.startedAt!.getTime() + SIM_BASE_DELAY_MS + UPSTREAM_MS)),
@@ -194,14 +195,14 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
     }
     const deadline = startedAt + UPSTREAM_MS * 3 + 60_000;
     for (;;) {
-      const done = await stack.db.task.count({ where: { id: { in: ids }, status: { in: ["completed", "failed"] } } });
+      const done = await prismaOf(stack.db).task.count({ where: { id: { in: ids }, status: { in: ["completed", "failed"] } } });
       if (done === count) break;
       if (Date.now() > deadline) throw new Error(`only ${done} of ${count} generations finished`);
       await sleep(500);
     }
     const cpu = cpuMs(pid) - cpuBefore;
     // The simulator's job starts at its submit, after the task's started_at: this lag is an upper bound.
-    const rows = await stack.db.task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
+    const rows = await prismaOf(stack.db).task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
     return {
       cpuPerGeneration: cpu / count,
       lags: rows.map((r) => r.finishedAt!.getTime() - (r.startedAt!.getTime() + UPSTREAM_MS)),

@@ -27,7 +27,7 @@ export async function scaleDeliveries(ctx: ScaleContext, processCounts: number[]
   const attemptedOnce = async (ids: string[], timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const rows = await db.$queryRaw<Array<{ outcome: string; n: number }>>`
+      const rows = await db.$sql.rows<{ outcome: string; n: number }>`
         SELECT outcome, count(*)::int AS n FROM webhook_attempts WHERE attempt_no = 1 AND finished_at IS NOT NULL AND task_id = ANY(${ids}) GROUP BY outcome`;
       const done = rows.reduce((sum, row) => sum + row.n, 0);
       if (done >= ids.length) return Object.fromEntries(rows.map((row) => [row.outcome, row.n]));

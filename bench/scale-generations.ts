@@ -23,7 +23,7 @@ export async function scaleGenerations(ctx: ScaleContext, concurrencies: number[
     const deadline = Date.now() + 600_000;
     let span: { first: Date; last: Date; failed: number } | undefined;
     for (;;) {
-      const [row] = await db.$queryRaw<Array<{ open: number; failed: number; first: Date; last: Date }>>`
+      const [row] = await db.$sql.rows<{ open: number; failed: number; first: Date; last: Date }>`
         SELECT count(*) FILTER (WHERE status NOT IN ('completed', 'failed'))::int AS open, count(*) FILTER (WHERE status = 'failed')::int AS failed,
                min(started_at) AS first, max(finished_at) AS last
           FROM tasks WHERE id = ANY(${ids})`;

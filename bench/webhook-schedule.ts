@@ -27,6 +27,8 @@ import { startReceiver, type Receiver } from "../packages/webhook-sender/test/he
 import { createTestCa, issueServerCert } from "../packages/webhook-sender/test/helpers/test-pki.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { deleteKeysUnder } from "../test/support/redis-keys.ts";
+import { findTask, readDelivery } from "@gen/db";
+import { prismaOf } from "../test/support/prisma-fixtures.ts";
 
 const HOST = "hooks.bench.example";
 const RATE = Number(process.env.BENCH_RATE ?? 150);
@@ -57,14 +59,14 @@ function summary(values: number[]) {
 async function createBenchDatabase(baseUrl: string) {
   const name = `gen_bench_${randomBytes(4).toString("hex")}`;
   const admin = createDatabase(baseUrl);
-  await admin.$executeRawUnsafe(`CREATE DATABASE ${name}`);
+  await admin.$sql.query(`CREATE DATABASE ${name}`);
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   execFileSync("pnpm", ["exec", "prisma", "migrate", "deploy"], { cwd: repoRoot, env: { ...process.env, DATABASE_URL: url.toString() }, stdio: "pipe" });
   return {
     url: url.toString(),
     async drop() {
-      await admin.$executeRawUnsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.$sql.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.$disconnect();
     },
   };
@@ -88,7 +90,7 @@ async function receiver(tls: { key: string; cert: string }, status: number): Pro
 
 async function createCompletedTask(db: Database, userId: string, url: string): Promise<string> {
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -106,7 +108,7 @@ async function createCompletedTask(db: Database, userId: string, url: string): P
       finishedAt: new Date(),
     },
   });
-  await db.webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
+  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
   return id;
 }
 
@@ -146,7 +148,7 @@ async function main(): Promise<void> {
   const delivery = createDeliveryWorker({ config, db: workerDb, redis, logger: createLogger("bench", "silent"), sender });
   await delivery.worker.waitUntilReady();
   const userId = newUserId();
-  await loadDb.user.create({ data: { id: userId, credits: 0 } });
+  await prismaOf(loadDb).user.create({ data: { id: userId, credits: 0 } });
 
   try {
     // Schedule: tasks whose receiver always answers 500, so all three attempts happen.
@@ -183,7 +185,8 @@ async function main(): Promise<void> {
         (async () => {
           const finishedAt = new Date();
           // The terminal commit, as cheap as possible: the generator shares the process with the worker.
-          await loadDb.$executeRaw`UPDATE tasks SET status = 'completed', finished_at = ${finishedAt}, charged_credits = 1, refunded_credits = 0, output = ${JSON.stringify({ image_urls: [`https://cdn.bench.example/tasks/${id}/0.png`] })}::jsonb WHERE id = ${id}`;
+          await loadDb.$sql
+            .rows`UPDATE tasks SET status = 'completed', finished_at = ${finishedAt}, charged_credits = 1, refunded_credits = 0, output = ${JSON.stringify({ image_urls: [`https://cdn.bench.example/tasks/${id}/0.png`] })}::jsonb WHERE id = ${id}`;
           committedAt.set(id, finishedAt.getTime());
           handedOffAt.set(id, Date.now());
           await enqueueWebhookAttempt(queue, id, 1, 0);
@@ -200,10 +203,9 @@ async function main(): Promise<void> {
     const duplicates = loadIds.filter((id) => (ok.arrivals.get(id)?.length ?? 0) > 1).length;
     // Where the time goes: queue pickup and state read up to the claim, then render and send.
     const claims = new Map(
-      (await loadDb.webhookAttempt.findMany({ where: { taskId: { in: loadIds }, attemptNo: 1 }, select: { taskId: true, startedAt: true } })).map((row) => [
-        row.taskId,
-        row.startedAt.getTime(),
-      ]),
+      (await prismaOf(loadDb).webhookAttempt.findMany({ where: { taskId: { in: loadIds }, attemptNo: 1 }, select: { taskId: true, startedAt: true } })).map(
+        (row) => [row.taskId, row.startedAt.getTime()],
+      ),
     );
     const toClaim = loadIds.filter((id) => claims.has(id)).map((id) => claims.get(id)! - handedOffAt.get(id)!);
     const claimToReceiver = loadIds.filter((id) => claims.has(id) && ok.arrivals.has(id)).map((id) => ok.arrivals.get(id)![0]! - claims.get(id)!);
@@ -223,14 +225,14 @@ async function main(): Promise<void> {
     const attempt1Latency: number[] = [];
     let failedDeliveries = 0;
     for (const id of scheduleIds) {
-      const task = await loadDb.task.findUniqueOrThrow({ where: { id } });
-      const attempts = await loadDb.webhookAttempt.findMany({ where: { taskId: id }, orderBy: { attemptNo: "asc" } });
+      const task = (await findTask(loadDb, id))!;
+      const attempts = await prismaOf(loadDb).webhookAttempt.findMany({ where: { taskId: id }, orderBy: { attemptNo: "asc" } });
       const arrivals = failing.arrivals.get(id) ?? [];
       const first = attempts[0];
       if (arrivals[0] !== undefined) attempt1Latency.push(arrivals[0] - task.finishedAt!.getTime());
       if (first?.finishedAt && arrivals[1] !== undefined) attempt2Error.push(arrivals[1] - (first.finishedAt.getTime() + config.webhookRetryDelayMs));
       if (arrivals[2] !== undefined) attempt3Error.push(arrivals[2] - (task.finishedAt!.getTime() + config.webhookFinalAttemptMs));
-      if ((await loadDb.webhookDelivery.findUniqueOrThrow({ where: { taskId: id } })).status === "failed") failedDeliveries++;
+      if ((await readDelivery(loadDb, id))!.status === "failed") failedDeliveries++;
     }
 
     const results = {

@@ -8,9 +8,8 @@
 #
 # inject-workspace-packages: pnpm 10 deploys from the lockfile only with injected workspace
 #   packages; set for this command alone, the workspace keeps its symlinks (edits show at once).
-# --no-optional: the lockfile binds the optional peers of @prisma/client (the Prisma CLI,
-#   typescript) and valibot (typescript) to the workspace root's dev dependencies; this leaves
-#   them out. The only other optional package in the apps' graph is msgpackr-extract, msgpackr's
+# --no-optional: the lockfile binds the optional peer of valibot (typescript) to the workspace
+#   root's dev dependencies; this leaves it out. The only other optional package in the apps' graph is msgpackr-extract, msgpackr's
 #   native speed-up, which falls back to JavaScript.
 # --offline: from the store the install filled (in the image: `pnpm fetch`), no network.
 set -euo pipefail

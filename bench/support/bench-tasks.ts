@@ -1,5 +1,6 @@
 import type { Database } from "@gen/db";
 import { newTaskId } from "@gen/ids";
+import { prismaOf } from "../../test/support/prisma-fixtures.ts";
 
 const CHUNK = 5_000;
 
@@ -11,7 +12,7 @@ export async function createRunningTasks(db: Database, userId: string, urls: str
   const urlOf = (index: number) => list[index % list.length]!;
   for (let i = 0; i < ids.length; i += CHUNK) {
     const chunk = ids.slice(i, i + CHUNK);
-    await db.task.createMany({
+    await prismaOf(db).task.createMany({
       data: chunk.map((id, n) => ({
         id,
         userId,
@@ -25,7 +26,7 @@ export async function createRunningTasks(db: Database, userId: string, urls: str
         reservedCredits: 4,
       })),
     });
-    await db.webhookDelivery.createMany({ data: chunk.map((taskId, n) => ({ taskId, url: urlOf(i + n), status: "pending" })) });
+    await prismaOf(db).webhookDelivery.createMany({ data: chunk.map((taskId, n) => ({ taskId, url: urlOf(i + n), status: "pending" })) });
   }
   return ids;
 }

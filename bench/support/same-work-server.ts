@@ -14,7 +14,7 @@ import express, { type Request, type Response } from "express";
 import pg from "pg";
 import { hashApiKey, newTaskId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createRedis, generationJobId } from "@gen/queues";
-import { PrismaClient } from "../../packages/db/src/generated/client.ts";
+import { PrismaClient } from "../../test/support/generated/prisma-client/client.ts";
 import { RateLimiter } from "../../packages/rate-limit/src/index.ts";
 import { insertTask, readTask, userOfKey, type TaskRow } from "./same-work-sql.ts";
 

@@ -9,6 +9,7 @@ import { answerWith, startReceiver, type Receiver } from "../../packages/webhook
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { launchChromium } from "./chromium.ts";
 import { startStack, type Stack } from "./stack.ts";
+import { prismaOf } from "../support/prisma-fixtures.ts";
 
 // The operations console in a real browser: Playwright drives Debian's Chromium (chromium.ts)
 // against the whole stack on loopback.
@@ -50,7 +51,9 @@ maybe("operations console in Chromium", () => {
     );
     stack.startWorker();
     stack.startDeliveryWorker(sender());
-    await stack.gateway.db.operator.create({ data: { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) } });
+    await prismaOf(stack.gateway.db).operator.create({
+      data: { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) },
+    });
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {

@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { createTestGateway, type TestGateway } from "../../apps/gateway/test/support/test-gateway.ts";
@@ -14,7 +14,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   gw = await createTestGateway();
-  server = gw.app.listen(0, "127.0.0.1");
+  server = http.createServer(gw.app).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   browser = await launchChromium();
 }, 60_000);

@@ -11,6 +11,7 @@ import { createTestCa, issueServerCert } from "../../packages/webhook-sender/tes
 import { createUpstreamSim } from "../../apps/upstream-sim/src/create-upstream-sim.ts";
 import { CALLBACK_SAFETY_POLL_MS } from "../../apps/worker/src/generation/poll-schedule.ts";
 import { ledgerHolds, startStack, type Stack, type StackOptions } from "./stack.ts";
+import { findTask } from "@gen/db";
 
 // Models served by fal: submission through the gateway, the worker's fal adapter against the fal
 // wire simulator (catalog upstreamUrl), outputs stored under CDN_URL, the task's webhook delivered.
@@ -107,7 +108,7 @@ describe("fal-served models end to end", () => {
       expect(res.headers.get("content-type")).toContain(type);
     }
     // The route and fal's request, recorded for a worker taking over after a crash and for the console.
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row.upstreamProvider).toBe("fal");
     expect(row.upstreamId).toMatch(new RegExp(`^${row.upstreamModel}/requests/[0-9a-f-]{36}$`));
   });
@@ -127,7 +128,7 @@ describe("fal-served models end to end", () => {
     const task = await stack.waitTerminal(user.auth, submitted.body.id);
     expect(task).toMatchObject({ status: "failed", error: { code } });
     expect(JSON.stringify(task)).not.toContain("Simulated");
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row.failureCause).toMatchObject({ provider: "fal", upstreamModel: "fal-ai/flux/schnell", status: expect.any(Number), message: expect.any(String) });
   });
 
@@ -170,7 +171,7 @@ describe("fal-served models end to end, woken by fal's webhook", () => {
       // (30 s): a task done within half of it was woken by the callback, not found by a poll.
       const task = await callbackStack.waitTerminal(callbackUser.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS / 2);
       expect(task).toMatchObject({ status: "completed", error: null });
-      const row = await callbackStack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+      const row = (await findTask(callbackStack.gateway.db, submitted.body.id))!;
       expect(row).toMatchObject({ upstreamProvider: "fal", upstreamCallback: true });
       for (const output of task.output.image_urls as string[]) {
         expect(output.startsWith(`${callbackStack.config.cdnUrl}/`)).toBe(true);

@@ -1,4 +1,5 @@
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
+import { findTask } from "@gen/db";
 
 let stack: Stack;
 let user: { userId: string; auth: string };
@@ -149,7 +150,7 @@ describe("cancel", () => {
     });
     const id = submitted.body.id;
     for (let i = 0; i < 100; i++) {
-      const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id } });
+      const row = (await findTask(stack.gateway.db, id))!;
       if (row.upstreamId) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

@@ -9,6 +9,7 @@ import { startReceiver, type Receiver } from "../../packages/webhook-sender/test
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { OPENAI_SIM_API_KEY, createUpstreamSim } from "../../apps/upstream-sim/src/index.ts";
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
+import { findTask } from "@gen/db";
 
 // The chain for OpenAI models: submission through the gateway -> the worker's OpenAI adapter ->
 // the OpenAI simulator speaking the real wire protocol -> stored output -> settlement -> webhook.
@@ -119,7 +120,7 @@ describe("OpenAI models end to end", () => {
           .toString("latin1"),
       ).toBe("PNG");
     }
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: task.id } });
+    const row = (await findTask(stack.gateway.db, task.id))!;
     expect(row).toMatchObject({ upstreamProvider: "openai", upstreamModel: "gpt-image-1", upstreamId: expect.stringMatching(/^req_/) });
     if (!receiver) return console.warn("openai e2e: webhook delivery not checked, binding port 443 needs root");
     const deadline = Date.now() + 15_000;
@@ -163,7 +164,7 @@ describe("OpenAI models end to end", () => {
     const refused = await complete("/api/v1/essay", { model: "openai-essay", prompt: "[[up:policy_input]]" });
     expect(refused).toMatchObject({ status: "failed", error: { code: 80006 }, usage: { credits: 0 } });
     expect(JSON.stringify(refused.error)).not.toContain("safety system");
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: refused.id } });
+    const row = (await findTask(stack.gateway.db, refused.id))!;
     expect(row.failureCause).toMatchObject({
       provider: "openai",
       status: 400,

@@ -1,6 +1,7 @@
 import { CALLBACK_SAFETY_POLL_MS } from "../../apps/worker/src/generation/poll-schedule.ts";
 import { ledgerHolds } from "./stack.ts";
 import { HOOK_HOST, startProviderChain, webhookFor, type ProviderChain } from "./provider-chain.ts";
+import { findTask } from "@gen/db";
 
 // The chain through the Replicate adapter: submission -> worker -> replicate package -> the
 // Replicate simulator -> files downloaded and stored under the CDN URL -> settlement -> the
@@ -63,7 +64,7 @@ maybe("Replicate end to end", () => {
     const hook = await webhookFor(receiver, submitted.body.id);
     expect(hook).toMatchObject({ id: submitted.body.id, status: "completed", output: { image_urls: task.output.image_urls } });
 
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row).toMatchObject({ upstreamProvider: "replicate", upstreamId: expect.stringMatching(/^[0-9a-f]{26}$/) });
     await ledgerHolds(stack, user.userId);
   }, 40_000);
@@ -75,7 +76,7 @@ maybe("Replicate end to end", () => {
     const task = await stack.waitTerminal(user.auth, submitted.body.id);
     expect(task).toMatchObject({ status: "failed", error: { code: 80006 } });
     expect(JSON.stringify(task)).not.toContain("NSFW");
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row.failureCause).toMatchObject({ message: expect.stringContaining("NSFW") });
     await ledgerHolds(stack, user.userId);
   }, 40_000);
@@ -107,7 +108,7 @@ maybe("Replicate end to end, woken by Replicate's webhook", () => {
     // (30 s): a task done within half of it was woken by the callback, not found by a poll.
     const task = await stack.waitTerminal(user.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS / 2);
     expect(task.status).toBe("completed");
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row).toMatchObject({ upstreamProvider: "replicate", upstreamCallback: true });
     expect(task.output.image_urls).toHaveLength(1);
     for (const url of task.output.image_urls as string[]) {
@@ -135,7 +136,7 @@ maybe("Replicate end to end, woken by Replicate's webhook", () => {
       expect(task.status).toBe("completed");
       // Nothing woke it: the prediction was done at once, yet only the safety poll saw it.
       expect(Date.now() - started).toBeGreaterThanOrEqual(CALLBACK_SAFETY_POLL_MS - 1000);
-      const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+      const row = (await findTask(stack.gateway.db, submitted.body.id))!;
       expect(row.upstreamCallback).toBe(true);
       await ledgerHolds(stack, user.userId);
     },

@@ -1,5 +1,6 @@
 import { ledgerHolds } from "./stack.ts";
 import { HOOK_HOST, startProviderChain, webhookFor, type ProviderChain } from "./provider-chain.ts";
+import { findTask } from "@gen/db";
 
 // The chain through the Runway adapter: submission -> worker -> @runwayml/sdk -> the Runway
 // simulator (polled: Runway has no webhooks) -> the video stored under the CDN URL -> settlement
@@ -54,7 +55,7 @@ maybe("Runway end to end", () => {
     expect(response.headers.get("content-type")).toBe("video/mp4");
     const hook = await webhookFor(receiver, submitted.body.id);
     expect(hook).toMatchObject({ id: submitted.body.id, status: "completed", output: { video_urls: task.output.video_urls } });
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row).toMatchObject({ upstreamProvider: "runway", upstreamId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     await ledgerHolds(stack, user.userId);
   }, 40_000);
@@ -66,7 +67,7 @@ maybe("Runway end to end", () => {
     const task = await stack.waitTerminal(user.auth, submitted.body.id);
     expect(task).toMatchObject({ status: "failed", error: { code: 80006 }, usage: { credits: 0 } });
     expect(JSON.stringify(task)).not.toContain("SAFETY");
-    const row = await stack.gateway.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(stack.gateway.db, submitted.body.id))!;
     expect(row.failureCause).toMatchObject({ message: expect.stringContaining("SAFETY.INPUT.TEXT") });
     await ledgerHolds(stack, user.userId);
   }, 40_000);

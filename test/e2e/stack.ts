@@ -6,7 +6,10 @@ import os from "node:os";
 import path from "node:path";
 import type { Worker } from "bullmq";
 import { loadConfig, type Config } from "@gen/config";
+import { ensureUser, inTransaction, insertApiKey, readCredits } from "@gen/db";
+import { TaskStatus } from "@gen/domain";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
+import { grantCredits } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
 import { createRedis } from "@gen/queues";
 import { createDownloadGuard, createStorage } from "@gen/storage";
@@ -163,11 +166,11 @@ export async function startStack(extraEnv: Record<string, string> = {}, options:
     async user(credits = 100_000) {
       const userId = newUserId();
       const apiKey = newApiKey();
-      await gateway.db.$transaction([
-        gateway.db.user.create({ data: { id: userId, credits } }),
-        gateway.db.ledgerEntry.create({ data: { userId, kind: "grant", amount: credits, delta: credits } }),
-        gateway.db.apiKey.create({ data: { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) } }),
-      ]);
+      await inTransaction(gateway.db, async (tx) => {
+        await ensureUser(tx, userId);
+        await grantCredits(tx, userId, credits);
+        await insertApiKey(tx, { id: newKeyId(), userId, keyHash: hashApiKey(apiKey) });
+      });
       return { userId, auth: `Bearer ${apiKey}` };
     },
     submit: (auth, pathname, body) => call(auth, "POST", pathname, body),
@@ -197,12 +200,20 @@ export async function startStack(extraEnv: Record<string, string> = {}, options:
 /** docs/api.md#credits-and-refunds: balance = sum of the ledger; every terminal task has reserve = charge + refund. */
 export async function ledgerHolds(stack: Stack, userId: string): Promise<void> {
   const db = stack.gateway.db;
-  const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
-  const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
-  expect(sum._sum.delta).toBe(user.credits);
-  const tasks = await db.task.findMany({ where: { userId, status: { in: ["completed", "failed"] } }, select: { id: true } });
+  const sum = await db.$kysely
+    .selectFrom("ledger_entries")
+    .select((eb) => eb.fn.sum<string>("delta").as("sum"))
+    .where("user_id", "=", userId)
+    .executeTakeFirstOrThrow();
+  expect(Number(sum.sum)).toBe(await readCredits(db, userId));
+  const tasks = await db.$kysely
+    .selectFrom("tasks")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("status", "in", [TaskStatus.Completed, TaskStatus.Failed])
+    .execute();
   for (const { id } of tasks) {
-    const rows = await db.ledgerEntry.findMany({ where: { taskId: id } });
+    const rows = await db.$kysely.selectFrom("ledger_entries").select(["kind", "amount"]).where("task_id", "=", id).execute();
     const amount = (kind: string) => rows.filter((r) => r.kind === kind).reduce((a, r) => a + r.amount, 0);
     expect(rows.filter((r) => r.kind === "charge")).toHaveLength(1);
     expect(amount("reserve")).toBe(amount("charge") + amount("refund"));

@@ -9,6 +9,7 @@ import { startFleetLoad } from "./support/fleet-client.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { until } from "./support/load.ts";
 import { expectNothingLost, summaryLine, waitSettled } from "./support/no-loss.ts";
+import { prismaOf } from "../support/prisma-fixtures.ts";
 
 // Tasks run 0.3-2.3 s upstream and the receiver holds each POST 0.3 s, so at any moment the fleet
 // has generations running and deliveries in flight in every process.
@@ -60,7 +61,7 @@ describeWithReceiver("fleet of 2 gateways and 3 workers, one of each SIGKILLed u
     // Kill once the fleet is busy: tasks running upstream and POSTs held by the receiver.
     await until(
       async () => {
-        const [row] = await db.$queryRaw<Array<{ running: number }>>`SELECT count(*)::int AS running FROM tasks WHERE status = 'in_progress'`;
+        const [row] = await db.$sql.rows<{ running: number }>`SELECT count(*)::int AS running FROM tasks WHERE status = 'in_progress'`;
         return load.accepted().length >= 60 && row!.running >= 5 && receiver!.inFlight() >= 2;
       },
       60_000,
@@ -89,10 +90,10 @@ describeWithReceiver("fleet of 2 gateways and 3 workers, one of each SIGKILLed u
     // it, and no keyed submission made a second visible task.
     const keyed = load.submissions.filter((s) => s.key !== undefined);
     expect(keyed.filter((s) => new Set(s.ids).size > 1).map((s) => `${s.key}: ${s.ids.join(",")}`)).toEqual([]);
-    const keys = await db.idempotencyKey.findMany({ where: { userId }, select: { key: true, taskId: true } });
+    const keys = await prismaOf(db).idempotencyKey.findMany({ where: { userId }, select: { key: true, taskId: true } });
     const keyTask = new Map(keys.map((k) => [k.key, k.taskId]));
     expect(keyed.filter((s) => s.outcome === "accepted" && keyTask.get(s.key!) !== s.ids[0]).map((s) => s.key)).toEqual([]);
-    const visible = await db.$queryRaw<Array<{ text: string; n: number }>>`
+    const visible = await db.$sql.rows<{ text: string; n: number }>`
       SELECT input->>'text' AS text, count(*)::int AS n FROM tasks WHERE discarded_at IS NULL GROUP BY 1 HAVING count(*) > 1`;
     const keyedTexts = new Set(keyed.map((s) => `fleet ${s.i} [[sim:delay_ms=${upstreamMs(s.i)}]]`));
     expect(visible.filter((row) => keyedTexts.has(row.text))).toEqual([]);

@@ -10,6 +10,7 @@ import { startLoad, until, type Sample } from "./support/load.ts";
 import { expectNothingLost, summaryLine, waitSettled } from "./support/no-loss.ts";
 import { startPrivatePostgres, type PrivatePostgres } from "./support/private-postgres.ts";
 import { startPgbouncer, type Pgbouncer } from "../support/pgbouncer.ts";
+import { readDelivery } from "@gen/db";
 
 const OUTAGE_MS = 10_000;
 // The pool's connect time-out is 1 s (packages/db); an answer takes that plus a little at most.
@@ -77,7 +78,7 @@ const scenario = (title: string, pooled: boolean) =>
       await waitSettled(db, 90_000).catch(fail);
       const recoveredMs = Date.now() - upAt;
       // The worker too: the last task accepted after the restart was run and its webhook delivered.
-      expect((await db.webhookDelivery.findUniqueOrThrow({ where: { taskId: lastSubmitted } })).status).toBe("delivered");
+      expect((await readDelivery(db, lastSubmitted))!.status).toBe("delivered");
       expect([stack!.gateway.child.pid, stack!.workers[0]?.child.pid]).toEqual(pids);
       expect([stack!.gateway.child.exitCode, stack!.workers[0]!.child.exitCode]).toEqual([null, null]);
 

@@ -5,6 +5,7 @@ import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-
 import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/fault-stack.ts";
 import { until } from "./support/load.ts";
 import { startPrivateRedis, type PrivateRedis } from "./support/private-redis.ts";
+import { findTask } from "@gen/db";
 
 let database: ScratchDatabase | undefined;
 let redis: PrivateRedis | undefined;
@@ -30,7 +31,7 @@ describe("Redis stopped while clients poll", () => {
     const submitted = await stack!.call(auth, "POST", "/api/v1/detect", { model: "sim-detect-1", text: "before the outage" });
     expect(submitted.status).toBe(202);
     const id = submitted.body.id as string;
-    await until(async () => (await stack!.db.task.findUnique({ where: { id } }))?.status === "completed", 20_000, "task completed").catch(fail);
+    await until(async () => (await findTask(stack!.db, id))?.status === "completed", 20_000, "task completed").catch(fail);
 
     await redis!.stop();
     const polls = [];
@@ -51,11 +52,7 @@ describe("Redis stopped while clients poll", () => {
       20_000,
       "submissions accepted again",
     ).catch(fail);
-    await until(
-      async () => (await stack!.db.task.findUnique({ where: { id: after.body.id as string } }))?.status === "completed",
-      20_000,
-      "new task completed",
-    ).catch(fail);
+    await until(async () => (await findTask(stack!.db, after.body.id as string))?.status === "completed", 20_000, "new task completed").catch(fail);
     // Polls count on Redis again: a fresh bucket there, whatever the process used meanwhile.
     expect((await stack!.call(auth, "GET", `/api/v1/tasks/${after.body.id as string}`)).status).toBe(200);
     process.stdout.write(`Redis down: ${BURST} polls served (200), then 429/50001; submissions 503/70001; slowest answer ${slowest} ms\n`);

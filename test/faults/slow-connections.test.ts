@@ -10,6 +10,7 @@ import { startApp, type AppProcess } from "./support/app-process.ts";
 import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/fault-stack.ts";
 import { until } from "./support/load.ts";
 import { connectAndGet, getOn, startTrickle } from "./support/trickle.ts";
+import { findTask } from "@gen/db";
 
 // The test holds as many client sockets as it trickles and the gateway as many server sockets, each
 // process within the same `ulimit -n` (the child inherits it): 1,000, or a third of a lower limit.
@@ -73,7 +74,7 @@ describe("slow and surplus connections", () => {
     const submitted = await stack!.call(auth, "POST", "/api/v1/detect", { model: "sim-detect-1", text: "polled through the trickle" });
     expect(submitted.status).toBe(202);
     const id = submitted.body.id as string;
-    await until(async () => (await stack!.db.task.findUnique({ where: { id } }))?.status === "completed", 20_000, "task completed").catch(fail);
+    await until(async () => (await findTask(stack!.db, id))?.status === "completed", 20_000, "task completed").catch(fail);
     const port = Number(new URL(stack!.baseUrl).port);
 
     const baseline = await pollFor(auth, id, PHASE_MS);

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { hashApiKey } from "@gen/ids";
-import { createDatabase, listenForKeyRevocations } from "@gen/db";
+import { createDatabase, listenForKeyRevocations, findKeyByHash, readCredits } from "@gen/db";
 
 const run = promisify(execFile);
 const db = createDatabase(process.env.DATABASE_URL!);
@@ -37,12 +37,11 @@ test("create-key prints exactly one JSON line and grants the credits through the
   const out = JSON.parse(stdout);
   expect(Object.keys(out)).toEqual(["user_id", "api_key"]);
   expect(out.api_key).toMatch(/^sk_[0-9A-Za-z]{40}$/);
-  const user = await db.user.findUniqueOrThrow({ where: { id: out.user_id } });
-  expect(user.credits).toBe(250);
-  const key = await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(out.api_key) } });
+  expect(await readCredits(db, out.user_id)).toBe(250);
+  const key = (await findKeyByHash(db, hashApiKey(out.api_key)))!;
   expect(key.userId).toBe(out.user_id);
   // Only the hash is stored.
-  const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM api_keys WHERE key_hash = $1 OR id = $1`, out.api_key);
+  const rows = await db.$sql.query(`SELECT 1 FROM api_keys WHERE key_hash = $1 OR id = $1`, [out.api_key]).then((result) => result.rows);
   expect(rows).toHaveLength(0);
 }, 60_000);
 
@@ -54,13 +53,17 @@ test("create-key --user adds a second key to an existing user; add-credits and r
 
   const added = await admin("add-credits", "--user", first.user_id, "--credits", "40");
   expect(JSON.parse(added.stdout)).toEqual({ user_id: first.user_id, credits: 50 });
-  const sum = await db.ledgerEntry.aggregate({ where: { userId: first.user_id }, _sum: { delta: true } });
-  expect(sum._sum.delta).toBe(50);
+  const sum = await db.$kysely
+    .selectFrom("ledger_entries")
+    .select((eb) => eb.fn.sum<string>("delta").as("delta"))
+    .where("user_id", "=", first.user_id)
+    .executeTakeFirstOrThrow();
+  expect(Number(sum.delta)).toBe(50);
 
   // The key on stdin, never in argv.
   const revoked = await adminWithStdin(`${second.api_key}\n`, "revoke-key");
   expect({ code: revoked.code, stdout: revoked.stdout, stderr: revoked.stderr }).toEqual({ code: 0, stdout: '{"revoked":true}\n', stderr: "" });
-  const key = await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(second.api_key) } });
+  const key = (await findKeyByHash(db, hashApiKey(second.api_key)))!;
   expect(key.revokedAt).not.toBeNull();
 }, 60_000);
 
@@ -74,11 +77,11 @@ test("list-keys shows ids, never keys; revoke-key --key-id revokes without the k
   expect(keys).toHaveLength(2);
   expect(keys.every((k: { key_id: string; revoked_at: null }) => /^key_[0-9a-f]{24}$/.test(k.key_id) && k.revoked_at === null)).toBe(true);
 
-  const secondId = (await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(second.api_key) } })).id;
+  const secondId = (await db.$kysely.selectFrom("api_keys").select("id").where("key_hash", "=", hashApiKey(second.api_key)).executeTakeFirstOrThrow()).id;
   expect((await admin("revoke-key", "--key-id", secondId)).code).toBe(0);
   const after = JSON.parse((await admin("list-keys", "--user", first.user_id)).stdout).keys;
   expect(after.find((k: { key_id: string }) => k.key_id === secondId).revoked_at).not.toBeNull();
-  expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(first.api_key) } })).revokedAt).toBeNull();
+  expect((await findKeyByHash(db, hashApiKey(first.api_key)))!.revokedAt).toBeNull();
 }, 60_000);
 
 test("the key as an argument still works (the documented form) but warns that argv is visible", async () => {
@@ -86,7 +89,7 @@ test("the key as an argument still works (the documented form) but warns that ar
   const result = await admin("revoke-key", made.api_key);
   expect(result.code).toBe(0);
   expect(result.stderr).toMatch(/warning: a key on the command line is visible in shell history and ps/);
-  expect((await db.apiKey.findUniqueOrThrow({ where: { keyHash: hashApiKey(made.api_key) } })).revokedAt).not.toBeNull();
+  expect((await findKeyByHash(db, hashApiKey(made.api_key)))!.revokedAt).not.toBeNull();
 }, 60_000);
 
 test("revoke-key needs no Redis: its commit is the gateways' notice; revoking twice is fine and notifies nothing more", async () => {

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { disableOperator, findOperatorByEmail } from "@gen/db";
 import { promisify } from "node:util";
 import request from "supertest";
 import { hashPassword } from "@gen/passwords";
@@ -124,7 +125,7 @@ describe("sign-in", () => {
   test("a disabled operator cannot sign in and loses open sessions", async () => {
     const op = await createOperator(gw.deps.db);
     const own = await signIn(gw, op);
-    await gw.deps.db.operator.update({ where: { email: op.email }, data: { disabledAt: new Date() } });
+    await disableOperator(gw.deps.db, op.email);
     expect((await html("/console", own.cookie)).status).toBe(302);
     expect((await attempt({ email: op.email, password: op.password })).status).toBe(401);
   });
@@ -132,7 +133,11 @@ describe("sign-in", () => {
   test("a password reset ends the operator's open sessions", async () => {
     const op = await createOperator(gw.deps.db);
     const own = await signIn(gw, op);
-    await gw.deps.db.operator.update({ where: { email: op.email }, data: { passwordHash: await hashPassword("the new long password") } });
+    await gw.deps.db.$kysely
+      .updateTable("operators")
+      .set({ password_hash: await hashPassword("the new long password") })
+      .where("email", "=", op.email)
+      .execute();
     expect((await html("/console", own.cookie)).status).toBe(302);
     await signIn(gw, { email: op.email, password: "the new long password" });
   });
@@ -264,7 +269,7 @@ describe("pnpm admin create-operator", () => {
     const lines = stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toEqual({ operator_id: expect.stringMatching(/^opr_[0-9a-f]{24}$/), email });
-    const row = await gw.deps.db.operator.findUniqueOrThrow({ where: { email } });
+    const row = (await findOperatorByEmail(gw.deps.db, email))!;
     expect(row.passwordHash).toMatch(/^scrypt\$/);
     expect(row.passwordHash).not.toContain(password);
     await signIn(gw, { email, password });

@@ -1,6 +1,6 @@
 import request from "supertest";
 import type { Job } from "bullmq";
-import { readDelivery } from "@gen/db";
+import { readDelivery, findTask } from "@gen/db";
 import { newDeliveryId, newTaskId } from "@gen/ids";
 import { webhookJobId, type WebhookJobData } from "@gen/queues";
 import { taskObject } from "@gen/task-render";
@@ -9,6 +9,7 @@ import { createScratchDatabase, type ScratchDatabase } from "../../../test/suppo
 import { signIn, type ConsoleOperatorSession } from "./support/console-session.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestConsole, createUser, type TestConsole } from "./support/test-console.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The chart counts every attempt in the database: this file gets a database of its own.
 let database: ScratchDatabase;
@@ -46,7 +47,7 @@ async function seedTask(
   const id = newTaskId();
   const finishedAt = new Date(Date.now() - 60_000);
   const url = `https://hooks.example.test/receive/gen?token=${SECRET}&tenant=acme`;
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId: user.userId,
@@ -85,10 +86,10 @@ async function seedTask(
       durationMs: done.getTime() - startedAt.getTime(),
     };
   });
-  if (rows.length > 0) await db.webhookAttempt.createMany({ data: rows });
+  if (rows.length > 0) await prismaOf(db).webhookAttempt.createMany({ data: rows });
   const last = rows.at(-1);
   const delivered = rows.filter((row) => row.outcome === "delivered").at(-1);
-  await db.webhookDelivery.create({
+  await prismaOf(db).webhookDelivery.create({
     data: {
       taskId: id,
       url,
@@ -131,7 +132,7 @@ describe("GET /console/deliveries/:taskId", () => {
     // The webhook object is the API's, value for value: the API's renderer (@gen/task-render) over
     // the same rows. (The console app has no API; the gateway test console-mount.test.ts compares
     // with GET /api/v1/tasks/{id}?include=webhook itself.)
-    const api = { body: taskObject(await gw.deps.db.task.findUniqueOrThrow({ where: { id: taskId } }), { webhook: await readDelivery(gw.deps.db, taskId) }) };
+    const api = { body: taskObject((await findTask(gw.deps.db, taskId))!, { webhook: await readDelivery(gw.deps.db, taskId) }) };
     expect(JSON.parse(text(html, /<pre id="webhook-object">([\s\S]*?)<\/pre>/))).toEqual(JSON.parse(JSON.stringify(api.body.webhook)));
     expect(api.body.webhook).toMatchObject({ status: "delivered", attempts: 3, response_status: 204 });
     expect(text(html, /<td id="webhook-attempts">(\d+)<\/td>/)).toBe("3");
@@ -145,7 +146,7 @@ describe("GET /console/deliveries/:taskId", () => {
     expect(html).toContain(user.userId);
     expect(html).toMatch(/80003 Upstream returned a terminal failure/);
     expect(attemptRows(html)).toBe(3);
-    const attempts = await gw.deps.db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } });
+    const attempts = await prismaOf(gw.deps.db).webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } });
     for (const attempt of attempts) {
       const row = new RegExp(`<tr data-testid="attempt-row" data-attempt-no="${attempt.attemptNo}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? "";
       expect(row).toContain(attempt.id);
@@ -162,7 +163,7 @@ describe("GET /console/deliveries/:taskId", () => {
 
   test("which upstream served the task, and the provider's cause of its failure, escaped", async () => {
     const taskId = await seedTask({ delivery: null, failed: true });
-    await gw.deps.db.task.update({
+    await prismaOf(gw.deps.db).task.update({
       where: { id: taskId },
       data: {
         upstreamProvider: "replicate",
@@ -188,7 +189,7 @@ describe("GET /console/deliveries/:taskId", () => {
     expect(html).not.toContain("<script>alert(1)");
 
     const network = await seedTask({ delivery: null, failed: true });
-    await gw.deps.db.task.update({
+    await prismaOf(gw.deps.db).task.update({
       where: { id: network },
       data: { failureCause: { provider: "fal", upstreamModel: "fal-ai/flux/schnell", message: "connect ECONNREFUSED", code: "ECONNREFUSED" } },
     });
@@ -239,7 +240,7 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
     const response = await redeliver(taskId).expect(303);
     expect(response.headers.location).toBe(`${BASE}/${taskId}?redelivery=requested&attempt=2`);
 
-    const delivery = await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId } });
+    const delivery = await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } });
     expect(delivery).toMatchObject({ status: "in_progress", attempts: 1, redeliveryRequestedBy: operator.email });
     expect(delivery.nextAttemptAt).not.toBeNull();
     const job = (await gw.deps.webhookQueue.getJob(webhookJobId(taskId, 2))) as Job<WebhookJobData>;
@@ -285,7 +286,7 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
 
     await redeliver(newTaskId()).expect(404);
     await redeliver("nope").expect(404);
-    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId: pending } })).toMatchObject({
+    expect((await readDelivery(gw.deps.db, pending))!).toMatchObject({
       status: "pending",
       redeliveryRequestedBy: null,
     });
@@ -313,7 +314,7 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
     expect((await get(response.headers.location!)).text).toMatch(
       /Redelivery recorded as attempt 2, but the queue did not answer; the reconciler in the worker starts it within about \d+ s\./,
     );
-    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+    expect(await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
       status: "in_progress",
       redeliveryRequestedBy: operator.email,
     });
@@ -387,7 +388,10 @@ describe("session and CSRF (the console shell's checks cover this router)", () =
     expect(browser.headers.location).toBe(`/console/sign-in?next=${encodeURIComponent(`${BASE}/${taskId}`)}`);
     expectError(await request(gw.app).get(`${BASE}/stats.json`), 401, 10005);
     expectError(await request(gw.app).post(`${BASE}/${taskId}/redeliver`).type("form").send({ _csrf: operator.csrfToken }), 401, 10005);
-    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({ status: "delivered", redeliveryRequestedBy: null });
+    expect(await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+      status: "delivered",
+      redeliveryRequestedBy: null,
+    });
   });
 
   test("a redeliver POST without the session's CSRF token, or from another site, is 403 / 10006 and changes nothing", async () => {
@@ -396,7 +400,10 @@ describe("session and CSRF (the console shell's checks cover this router)", () =
     expectError(await post().send({}), 403, 10006);
     expectError(await post().send({ _csrf: "not-the-token" }), 403, 10006);
     expectError(await post().set("Origin", "https://elsewhere.example").send({ _csrf: operator.csrfToken }), 403, 10006);
-    expect(await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({ status: "delivered", redeliveryRequestedBy: null });
+    expect(await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+      status: "delivered",
+      redeliveryRequestedBy: null,
+    });
     expect(await gw.deps.webhookQueue.getJobState(webhookJobId(taskId, 2))).toBe("unknown");
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes, scryptSync } from "node:crypto";
+import { findOperatorByEmail, insertOperator } from "@gen/db";
 import { setTimeout as delay } from "node:timers/promises";
 import request from "supertest";
 import { newOperatorId } from "@gen/ids";
@@ -108,10 +109,10 @@ test("an operator whose hash has older scrypt parameters signs in, and the hash 
       salt.toString("base64url"),
       scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }).toString("base64url"),
     ].join("$");
-    await gw.deps.db.operator.create({ data: { id: newOperatorId(), email, passwordHash: legacy } });
+    await insertOperator(gw.deps.db, { id: newOperatorId(), email, passwordHash: legacy });
     const first = await attempt(gw, "203.0.113.50", email, password);
     expect(first.status).toBe(303);
-    const stored = (await gw.deps.db.operator.findUnique({ where: { email } }))!.passwordHash;
+    const stored = (await findOperatorByEmail(gw.deps.db, email))!.passwordHash;
     expect(stored).toMatch(/^scrypt\$131072\$8\$1\$/);
     // The session made at that sign-in carries the new hash's stamp, so it stays valid.
     const cookie = cookieFrom(first, "gen_console")!;

@@ -3,8 +3,8 @@ import express from "express";
 import { createConsoleRouter } from "@gen/console";
 import { ApiError, Err } from "@gen/errors";
 import { errorHandler, requestId, requestLog } from "@gen/http";
-import { routerFor, serveHotRoutes } from "./http/hot-routes.ts";
-import { answerUnparseableTargets, lastResort } from "./http/unparseable-target.ts";
+import { registerHotRoutes } from "./http/hot-routes.ts";
+import { withLastResort } from "./http/unparseable-target.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
 import { noSniff } from "./middleware/no-sniff.ts";
 import { originGuard } from "./middleware/origin-guard.ts";
@@ -18,7 +18,8 @@ import { pollRoute, taskRoutes } from "./routes/task-routes.ts";
 import { upstreamCallbackRoutes } from "./routes/upstream-callback-routes.ts";
 import type { GatewayDeps } from "./services/gateway-deps.ts";
 
-export function createApp(deps: GatewayDeps): express.Express {
+/** The gateway's request listener (for `http.createServer` or supertest). */
+export function createApp(deps: GatewayDeps): ReturnType<typeof withLastResort> {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -27,18 +28,16 @@ export function createApp(deps: GatewayDeps): express.Express {
   // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
   const everyRequest = [requestId, requestLog(deps.logger), httpMetrics(deps.metrics)];
-  app.use(...everyRequest);
-  // The API first, polls (the most frequent request) before submissions: every router a request
-  // passes costs it CPU. No two of the routers below share
-  // a path, so the order changes no answer; the OpenAPI document, under /api, stays unguarded.
-  app.use(openApiRoutes(deps));
   // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
   const guard = originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]);
+  // Polls (the most frequent request), then submissions: the app's first layers (hot-routes.ts).
+  registerHotRoutes(app, [...everyRequest, guard], [pollRoute(deps), ...submissionRoutes(deps)]);
+  app.use(...everyRequest);
+  // Every router a request passes costs it CPU. No two of the routers below share a path, so the
+  // order changes no answer; the OpenAPI document, under /api, stays unguarded.
+  app.use(openApiRoutes(deps));
   app.use("/api", guard);
-  const poll = pollRoute(deps);
-  const submissions = submissionRoutes(deps);
-  app.use(taskRoutes(deps, poll));
-  app.use(routerFor(submissions));
+  app.use(taskRoutes(deps));
   app.use(accountRoutes(deps));
   app.use(modelRoutes(deps));
   app.use(healthRoutes(deps));
@@ -54,8 +53,5 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));
   const errors = errorHandler(deps.logger);
   app.use(errors);
-  answerUnparseableTargets(app, deps.logger);
-  // The API's two hot paths skip the router (hot-routes.ts): the layers above they pass on it.
-  serveHotRoutes(app, [...everyRequest, guard], [poll, ...submissions], errors, (req, res, error) => lastResort(req, res, error, deps.logger));
-  return app;
+  return withLastResort(app, deps.logger);
 }

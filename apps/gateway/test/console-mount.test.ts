@@ -29,47 +29,50 @@ test("sign-in on the gateway's port; the delivery page shows the webhook object 
   const db = gw.deps.db;
   const taskId = newTaskId();
   const finishedAt = new Date(Date.now() - 60_000);
-  await db.task.create({
-    data: {
+  await db.$kysely
+    .insertInto("tasks")
+    .values({
       id: taskId,
-      userId: user.userId,
+      user_id: user.userId,
       endpoint: "images",
       model: "sim-image-1",
       status: "completed",
-      input: { prompt: "a lighthouse" },
-      output: { image_urls: [`https://cdn.example.test/tasks/${taskId}/0.png`] },
-      webhookUrl: "https://hooks.example.test/receive?token=secret",
-      requestId: "req_000000000000000000000000",
-      billingMethod: "flat",
-      reservedCredits: 4,
-      chargedCredits: 4,
-      startedAt: new Date(finishedAt.getTime() - 1_000),
-      finishedAt,
-    },
-  });
-  await db.webhookAttempt.create({
-    data: {
+      input: JSON.stringify({ prompt: "a lighthouse" }),
+      output: JSON.stringify({ image_urls: [`https://cdn.example.test/tasks/${taskId}/0.png`] }),
+      webhook_url: "https://hooks.example.test/receive?token=secret",
+      request_id: "req_000000000000000000000000",
+      billing_method: "flat",
+      reserved_credits: 4,
+      charged_credits: 4,
+      started_at: new Date(finishedAt.getTime() - 1_000),
+      finished_at: finishedAt,
+    })
+    .execute();
+  await db.$kysely
+    .insertInto("webhook_attempts")
+    .values({
       id: newDeliveryId(),
-      taskId,
-      attemptNo: 1,
-      startedAt: finishedAt,
-      finishedAt: new Date(finishedAt.getTime() + 120),
+      task_id: taskId,
+      attempt_no: 1,
+      started_at: finishedAt,
+      finished_at: new Date(finishedAt.getTime() + 120),
       outcome: "delivered",
-      responseStatus: 204,
-      durationMs: 120,
-    },
-  });
-  await db.webhookDelivery.create({
-    data: {
-      taskId,
+      response_status: 204,
+      duration_ms: 120,
+    })
+    .execute();
+  await db.$kysely
+    .insertInto("webhook_deliveries")
+    .values({
+      task_id: taskId,
       url: "https://hooks.example.test/receive?token=secret",
       status: "delivered",
       attempts: 1,
-      responseStatus: 204,
-      lastAttemptAt: finishedAt,
-      deliveredAt: finishedAt,
-    },
-  });
+      response_status: 204,
+      last_attempt_at: finishedAt,
+      delivered_at: finishedAt,
+    })
+    .execute();
 
   const page = await request(gw.app).get(`/console/deliveries/${taskId}`).set("Accept", "text/html").set("Cookie", operator.cookie).expect(200);
   const api = await request(gw.app).get(`/api/v1/tasks/${taskId}?include=webhook`).set("Authorization", user.auth).expect(200);

@@ -39,19 +39,21 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   });
   const before = await snapshot(db, user.userId);
   expectError(await request(gw.app).post(IMAGES).set("Authorization", user.auth).send(body), 503, 70001);
-  const task = await db.task.create({
-    data: {
-      id: newTaskId(),
-      userId: user.userId,
+  const task = { id: newTaskId() };
+  await db.$kysely
+    .insertInto("tasks")
+    .values({
+      id: task.id,
+      user_id: user.userId,
       endpoint: "images",
       model: "sim-image-1",
       status: "queued",
-      input: {},
-      requestId: "req_test",
-      reservedCredits: 0,
-      billingMethod: "fixed",
-    },
-  });
+      input: "{}",
+      request_id: "req_test",
+      reserved_credits: 0,
+      billing_method: "fixed",
+    })
+    .execute();
   const polls = [];
   for (let i = 0; i < 4; i++)
     polls.push(
@@ -66,7 +68,7 @@ test("70001 for submissions when Redis is down, before anything is reserved; pol
   expect(polls[0]!.headers["ratelimit-remaining"]).toBe("2");
   expectError(polls[3]!, 429, 50001);
   expect(Number(polls[3]!.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-  await db.task.delete({ where: { id: task.id } });
+  await db.$kysely.deleteFrom("tasks").where("id", "=", task.id).execute();
   expect(await snapshot(db, user.userId)).toEqual(before);
   expect((await request(gw.app).get("/readyz")).body.redis).toBe("unavailable");
   await gw.close();
@@ -95,13 +97,13 @@ test("70002 when PostgreSQL hangs: answered after the 1 s connect bound, not a h
 });
 
 test("60001 when the insert fails: nothing reserved", async () => {
-  await db.$executeRawUnsafe(`
+  await db.$sql.query(`
     CREATE OR REPLACE FUNCTION test_fail_insert() RETURNS trigger AS $$
     BEGIN
       IF NEW.input->>'prompt' = 'fail-the-insert' THEN RAISE EXCEPTION 'injected insert failure'; END IF;
       RETURN NEW;
     END $$ LANGUAGE plpgsql`);
-  await db.$executeRawUnsafe(`CREATE OR REPLACE TRIGGER test_fail_insert BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION test_fail_insert()`);
+  await db.$sql.query(`CREATE OR REPLACE TRIGGER test_fail_insert BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION test_fail_insert()`);
   const gw = await createTestGateway();
   try {
     const before = await snapshot(db, user.userId);
@@ -110,7 +112,7 @@ test("60001 when the insert fails: nothing reserved", async () => {
     expect(res.body.error.message).not.toContain("injected");
     expect(await snapshot(db, user.userId)).toEqual(before);
   } finally {
-    await db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS test_fail_insert ON tasks`);
+    await db.$sql.query(`DROP TRIGGER IF EXISTS test_fail_insert ON tasks`);
     await gw.close();
   }
 });
@@ -123,9 +125,14 @@ test("60002 when Redis fails between insert and enqueue: full refund, task not v
   expectError(res, 500, 60002);
   const after = await snapshot(db, user.userId);
   expect(after.credits).toBe(before.credits);
-  const hidden = await db.task.findFirstOrThrow({ where: { userId: user.userId, discardedAt: { not: null } } });
+  const hidden = await db.$kysely
+    .selectFrom("tasks")
+    .select(["id", "reserved_credits as reservedCredits"])
+    .where("user_id", "=", user.userId)
+    .where("discarded_at", "is not", null)
+    .executeTakeFirstOrThrow();
   expectError(await request(gw.app).get(`/api/v1/tasks/${hidden.id}`).set("Authorization", user.auth), 404, 40001);
-  const ledger = await db.ledgerEntry.findMany({ where: { taskId: hidden.id }, orderBy: { id: "asc" } });
+  const ledger = await db.$kysely.selectFrom("ledger_entries").select(["kind", "amount"]).where("task_id", "=", hidden.id).orderBy("id").execute();
   expect(ledger.map((e) => [e.kind, e.amount])).toEqual([
     ["reserve", hidden.reservedCredits],
     ["refund", hidden.reservedCredits],

@@ -5,7 +5,8 @@ import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
 import { createSubmitter, type SubmitInput } from "../src/services/submit-task.ts";
 import type { GatewayDeps } from "../src/services/gateway-deps.ts";
 import { countCalls } from "./support/count-calls.ts";
-import { createTestGateway, createUser, expectLedgerInvariant, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { createTestGateway, createUser, expectLedgerInvariant, snapshot, visibleTaskCount, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { findTask } from "@gen/db";
 
 // Group commit: submissions started in the same event-loop turn share one statement and one
 // addBulk, and each still gets the answer it would get alone. The submitter is driven directly so
@@ -46,8 +47,8 @@ beforeAll(async () => {
   gw = await createTestGateway();
   const probe = await createUser(gw.deps.db, 10_000);
   const [one, four] = await answers(gw.deps, [input(probe, image(1)), input(probe, image(4))]);
-  small = (await gw.deps.db.task.findUniqueOrThrow({ where: { id: idOf(one!)! } })).reservedCredits;
-  large = (await gw.deps.db.task.findUniqueOrThrow({ where: { id: idOf(four!)! } })).reservedCredits;
+  small = (await findTask(gw.deps.db, idOf(one!)!))!.reservedCredits;
+  large = (await findTask(gw.deps.db, idOf(four!)!))!.reservedCredits;
   expect(large).toBeGreaterThan(small);
 });
 afterAll(() => gw.close());
@@ -206,7 +207,7 @@ test("an enqueue that fails for the whole batch: each task refunded and hidden (
     for (const one of [user, other]) {
       const after = await snapshot(failing.deps.db, one.userId);
       expect(after.credits).toBe(10 * small);
-      expect(await failing.deps.db.task.count({ where: { userId: one.userId, discardedAt: null } })).toBe(0);
+      expect(await visibleTaskCount(failing.deps.db, one.userId)).toBe(0);
       await expectLedgerInvariant(failing.deps.db, one.userId);
     }
   } finally {
@@ -261,7 +262,7 @@ test("a batch whose enqueue hangs holds the next batch up by maxWaitMs at most; 
     const [answer] = await first;
     expect(answer).toMatchObject({ code: Err.WorkflowStartFailed });
     expect(await snapshot(gw.deps.db, user.userId)).toMatchObject({ credits: 9 * small });
-    expect(await gw.deps.db.task.count({ where: { userId: user.userId, discardedAt: null } })).toBe(1);
+    expect(await visibleTaskCount(gw.deps.db, user.userId)).toBe(1);
     await expectLedgerInvariant(gw.deps.db, user.userId);
   } finally {
     queue.addBulk = original;

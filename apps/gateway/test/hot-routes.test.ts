@@ -1,9 +1,9 @@
 import request from "supertest";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 
-// Polls and submissions whose target is written exactly as the route take the fast path
-// (hot-routes.ts); every other target Express matches to the same route takes the router. Both
-// must answer alike: status, body shape, and the same headers in the same order.
+// Polls and submissions are the app's first routes (hot-routes.ts); every target Express matches to
+// the same route (another case, a trailing slash, percent-encoding) must answer as the plain one:
+// status, body shape, and the same headers in the same order.
 let gw: TestGateway;
 let user: TestUser;
 let taskId: string;

@@ -2,6 +2,7 @@ import { createUrlTargetGuard, type NameResolver } from "@gen/webhook-url";
 import request from "supertest";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { findTask } from "@gen/db";
 
 // image_url is handed to the upstream, which fetches it: a request must not make it fetch an
 // internal address. Nothing here connects anywhere: literal addresses are refused from the string,
@@ -90,7 +91,7 @@ describe("image_url accepted", () => {
   ])("%s: %s", async (_name, url) => {
     const res = await submit(IMAGES, { model: "upstream-image-1", prompt: "a boat", image_url: url });
     expect(res.status).toBe(202);
-    const task = await gw.deps.db.task.findUniqueOrThrow({ where: { id: res.body.id } });
+    const task = (await findTask(gw.deps.db, res.body.id))!;
     expect((task.input as Record<string, unknown>).image_url).toBe(url);
   });
 

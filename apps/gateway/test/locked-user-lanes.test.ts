@@ -2,6 +2,7 @@ import pg from "pg";
 import request from "supertest";
 import { createSubmitter, type SubmitInput } from "../src/services/submit-task.ts";
 import { createTestGateway, createUser, snapshot, type TestUser } from "./support/test-gateway.ts";
+import { findTask } from "@gen/db";
 
 // The lanes of users whose row is held take at most half the pool: with DATABASE_POOL_SIZE=2 one
 // held user waits on a connection, a second waits for the lane, and the pool's other connection
@@ -16,7 +17,7 @@ test("DATABASE_POOL_SIZE=2, two users' rows held: a third user's requests are st
     const probe = await createUser(gw.deps.db, 10_000);
     const res = await request(gw.app).post(IMAGES).set("Authorization", probe.auth).send({ model: "sim-image-1", prompt: "probe" });
     expect(res.status).toBe(202);
-    const price = (await gw.deps.db.task.findUniqueOrThrow({ where: { id: res.body.id } })).reservedCredits;
+    const price = (await findTask(gw.deps.db, res.body.id))!.reservedCredits;
     const [first, second, other] = await Promise.all([1, 2, 3].map(() => createUser(gw.deps.db, 10 * price)));
     const input = (user: TestUser, n: number): SubmitInput => ({
       userId: user.userId,

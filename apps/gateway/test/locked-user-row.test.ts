@@ -1,6 +1,6 @@
 import pg from "pg";
 import request from "supertest";
-import { createDatabase } from "@gen/db";
+import { createDatabase, findTask } from "@gen/db";
 import { ApiError, Err } from "@gen/errors";
 import { createSubmitter, type SubmitInput } from "../src/services/submit-task.ts";
 import { expectError } from "./support/envelope.ts";
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const probe = await createUser(gw.deps.db, 10_000);
   const res = await request(gw.app).post(IMAGES).set("Authorization", probe.auth).send(body("probe"));
   expect(res.status).toBe(202);
-  price = (await gw.deps.db.task.findUniqueOrThrow({ where: { id: res.body.id } })).reservedCredits;
+  price = (await findTask(gw.deps.db, res.body.id))!.reservedCredits;
   locker = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await locker.connect();
 });
@@ -158,7 +158,7 @@ test("the held user retrying its 503 in a loop while another user keeps submitti
   expect(heldStatuses.filter((one) => one.afterRelease && one.status !== 202)).toEqual([]);
   // One task for the key, charged once.
   expect(await snapshot(gw.deps.db, held.userId)).toMatchObject({ credits: before.credits - price, tasks: 1 });
-  expect((await gw.deps.db.task.findUniqueOrThrow({ where: { id: taskId } })).userId).toBe(held.userId);
+  expect((await findTask(gw.deps.db, taskId))!.userId).toBe(held.userId);
   expect(await snapshot(gw.deps.db, other.userId)).toMatchObject({ credits: (100_000 - otherMs.length) * price, tasks: otherMs.length });
   for (const user of [held, other]) await expectLedgerInvariant(gw.deps.db, user.userId);
   // Every answer of the other user's came while the held user waited: one that waited on the row

@@ -3,6 +3,7 @@ import { ENDPOINT_PATHS, ENDPOINTS, type Endpoint } from "@gen/catalog";
 import { renderTask } from "@gen/task-render";
 import { OpenApiDocument } from "./support/openapi-document.ts";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { findTask } from "@gen/db";
 
 let gw: TestGateway;
 let limited: TestGateway;
@@ -122,21 +123,23 @@ describe("real responses match the document", () => {
       expectConforms(queued, "get", "/api/v1/tasks/{id}");
       expect(Object.keys(queued.body)).toEqual(Object.keys(api.doc.components.schemas.Task.properties));
 
-      await gw.deps.db.task.update({
-        where: { id },
-        data: {
+      await gw.deps.db.$kysely
+        .updateTable("tasks")
+        .set({
           status: "completed",
-          output: OUTPUTS[endpoint],
-          chargedCredits: 1,
-          refundedCredits: queued.body.billing.reserved_credits - 1,
-          finishedAt: new Date(),
-        },
-      });
+          output: JSON.stringify(OUTPUTS[endpoint]),
+          charged_credits: 1,
+          refunded_credits: queued.body.billing.reserved_credits - 1,
+          finished_at: new Date(),
+        })
+        .where("id", "=", id)
+        .execute();
       if (body.webhook_url !== undefined) {
-        await gw.deps.db.webhookDelivery.update({
-          where: { taskId: id },
-          data: { status: "delivered", attempts: 2, responseStatus: 204, lastError: "http_503", lastAttemptAt: new Date(), deliveredAt: new Date() },
-        });
+        await gw.deps.db.$kysely
+          .updateTable("webhook_deliveries")
+          .set({ status: "delivered", attempts: 2, response_status: 204, last_error: "http_503", last_attempt_at: new Date(), delivered_at: new Date() })
+          .where("task_id", "=", id)
+          .execute();
       }
       const completed = await request(gw.app).get(`/api/v1/tasks/${id}?include=webhook&include=billing`).set("Authorization", user.auth);
       expect(completed.body.output).toEqual(OUTPUTS[endpoint]);
@@ -145,7 +148,7 @@ describe("real responses match the document", () => {
       const endpointTask = api.doc.paths[path].post.responses["202"].content["application/json"].schema.$ref;
       expect(api.errors(endpointTask, completed.body)).toEqual([]);
 
-      const row = await gw.deps.db.task.findUniqueOrThrow({ where: { id } });
+      const row = (await findTask(gw.deps.db, id))!;
       expect(api.errors("#/components/schemas/WebhookPayload", JSON.parse(renderTask(row, { deliveryId: "whd_0123456789abcdef01234567" })))).toEqual([]);
     }
   });
@@ -158,7 +161,7 @@ describe("real responses match the document", () => {
     const polled = await request(gw.app).get(`/api/v1/tasks/${submitted.body.id}?include=webhook,billing`).set("Authorization", user.auth);
     expect(polled.body.webhook).toBeNull();
     expectConforms(polled, "get", "/api/v1/tasks/{id}");
-    const row = await gw.deps.db.task.findUniqueOrThrow({ where: { id: submitted.body.id } });
+    const row = (await findTask(gw.deps.db, submitted.body.id))!;
     expect(api.errors("#/components/schemas/WebhookPayload", JSON.parse(renderTask(row, { deliveryId: "whd_0123456789abcdef01234567" })))).toEqual([]);
     // Polling never carries the delivery id; the webhook body always does.
     expect(api.errors("#/components/schemas/WebhookPayload", JSON.parse(renderTask(row)))).not.toEqual([]);

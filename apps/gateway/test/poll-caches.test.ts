@@ -120,18 +120,36 @@ test("a finished task whose webhook is delivered is answered with zero SQL state
   const user = await createUser(gw.deps.db);
   const stranger = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
-  await gw.deps.db.task.update({
-    where: { id: taskId },
-    data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, refundedCredits: 1, finishedAt: new Date() },
-  });
+  await gw.deps.db.$kysely
+    .updateTable("tasks")
+    .set({
+      status: "completed",
+      output: JSON.stringify({ image_urls: ["http://cdn/x.png"] }),
+      charged_credits: 3,
+      refunded_credits: 1,
+      finished_at: new Date(),
+    })
+    .where("id", "=", taskId)
+    .execute();
   const at = new Date();
-  await gw.deps.db.webhookAttempt.create({
-    data: { id: `whd_${taskId.slice(5)}`, taskId, attemptNo: 1, startedAt: at, finishedAt: at, outcome: "delivered", responseStatus: 200, durationMs: 5 },
-  });
-  await gw.deps.db.webhookDelivery.update({
-    where: { taskId },
-    data: { status: "delivered", attempts: 1, responseStatus: 200, lastAttemptAt: at, deliveredAt: at },
-  });
+  await gw.deps.db.$kysely
+    .insertInto("webhook_attempts")
+    .values({
+      id: `whd_${taskId.slice(5)}`,
+      task_id: taskId,
+      attempt_no: 1,
+      started_at: at,
+      finished_at: at,
+      outcome: "delivered",
+      response_status: 200,
+      duration_ms: 5,
+    })
+    .execute();
+  await gw.deps.db.$kysely
+    .updateTable("webhook_deliveries")
+    .set({ status: "delivered", attempts: 1, response_status: 200, last_attempt_at: at, delivered_at: at })
+    .where("task_id", "=", taskId)
+    .execute();
 
   const paths = [`/api/v1/tasks/${taskId}`, `/api/v1/tasks/${taskId}?include=webhook,billing`];
   const first = await Promise.all(paths.map((path) => request(gw.app).get(path).set("Authorization", user.auth)));
@@ -149,29 +167,31 @@ test("a finished task whose webhook is delivered is answered with zero SQL state
 test("a finished task whose webhook is still moving is read afresh on every poll", async () => {
   const user = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
-  await gw.deps.db.task.update({
-    where: { id: taskId },
-    data: {
+  await gw.deps.db.$kysely
+    .updateTable("tasks")
+    .set({
       status: "failed",
-      errorCode: 80003,
-      errorMessage: "Upstream returned a terminal failure",
-      chargedCredits: 0,
-      refundedCredits: 4,
-      finishedAt: new Date(),
-    },
-  });
+      error_code: 80003,
+      error_message: "Upstream returned a terminal failure",
+      charged_credits: 0,
+      refunded_credits: 4,
+      finished_at: new Date(),
+    })
+    .where("id", "=", taskId)
+    .execute();
   const path = `/api/v1/tasks/${taskId}?include=webhook`;
   const pending = await request(gw.app).get(path).set("Authorization", user.auth);
   expect(pending.body.webhook).toMatchObject({ status: "pending", attempts: 0 });
 
-  await gw.deps.db.webhookDelivery.update({
-    where: { taskId },
-    data: { status: "failed", attempts: 3, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date() },
-  });
+  await gw.deps.db.$kysely
+    .updateTable("webhook_deliveries")
+    .set({ status: "failed", attempts: 3, response_status: 500, last_error: "http_500", last_attempt_at: new Date() })
+    .where("task_id", "=", taskId)
+    .execute();
   const failed = await request(gw.app).get(path).set("Authorization", user.auth);
   expect(failed.body.webhook).toMatchObject({ status: "failed", attempts: 3, last_error: "http_500" });
   // A console redelivery can move a failed delivery again: still not cached.
-  await gw.deps.db.webhookDelivery.update({ where: { taskId }, data: { status: "in_progress" } });
+  await gw.deps.db.$kysely.updateTable("webhook_deliveries").set({ status: "in_progress" }).where("task_id", "=", taskId).execute();
   const again = await sqlOf(() => request(gw.app).get(path).set("Authorization", user.auth));
   expect(again.length).toBeGreaterThan(0);
   expect((await request(gw.app).get(path).set("Authorization", user.auth)).body.webhook).toMatchObject({ status: "in_progress" });
@@ -184,6 +204,6 @@ test("an open task is never cached", async () => {
   const user = await createUser(gw.deps.db);
   const taskId = await submitted(user.auth);
   expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).body.status).toBe("queued");
-  await gw.deps.db.task.update({ where: { id: taskId }, data: { status: "in_progress", startedAt: new Date() } });
+  await gw.deps.db.$kysely.updateTable("tasks").set({ status: "in_progress", started_at: new Date() }).where("id", "=", taskId).execute();
   expect((await request(gw.app).get(`/api/v1/tasks/${taskId}`).set("Authorization", user.auth)).body.status).toBe("in_progress");
 });

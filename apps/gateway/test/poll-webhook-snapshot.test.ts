@@ -64,9 +64,9 @@ async function waitForLockWait(url: string): Promise<void> {
   const db = createDatabase(url);
   try {
     for (let i = 0; i < 200; i++) {
-      const waiting = await db.$queryRawUnsafe<{ n: number }[]>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-      );
+      const waiting = await db.$sql
+        .query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+        .then((result) => result.rows);
       if (waiting[0]!.n > 0) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

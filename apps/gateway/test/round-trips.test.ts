@@ -70,10 +70,11 @@ test("a poll: one task select and one rate-limit call; a finished task: the rate
   // The key is cached since the submission: no api_keys read.
   expect(await count()).toEqual(["SELECT"]);
   expect(statements[0]).toMatch(/from "?tasks"?/i);
-  await gw.deps.db.task.update({
-    where: { id: submitted.body.id },
-    data: { status: "completed", output: { image_urls: [] }, chargedCredits: 4, refundedCredits: 0, finishedAt: new Date() },
-  });
+  await gw.deps.db.$kysely
+    .updateTable("tasks")
+    .set({ status: "completed", output: JSON.stringify({ image_urls: [] }), charged_credits: 4, refunded_credits: 0, finished_at: new Date() })
+    .where("id", "=", submitted.body.id)
+    .execute();
   expect(await count()).toEqual(["SELECT"]);
   expect(await count()).toEqual([]);
   process.stdout.write("poll path: 1 SQL statement (open task), 0 (finished task), Redis: 1 limiter call\n");

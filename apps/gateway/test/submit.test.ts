@@ -2,6 +2,7 @@ import request from "supertest";
 import { GENERATION_JOB_OPTIONS } from "@gen/queues";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { findTask, readDelivery } from "@gen/db";
 
 let gw: TestGateway;
 let user: TestUser;
@@ -40,11 +41,11 @@ describe("submission", () => {
     expect(polled.status).toBe(200);
     expect(polled.text).toBe(res.text);
 
-    const task = await gw.deps.db.task.findUniqueOrThrow({ where: { id: res.body.id } });
+    const task = (await findTask(gw.deps.db, res.body.id))!;
     const after = await snapshot(gw.deps.db, user.userId);
     expect(after.credits).toBe(before.credits - task.reservedCredits);
     expect(task.reservedCredits).toBeGreaterThan(0);
-    const ledger = await gw.deps.db.ledgerEntry.findMany({ where: { taskId: task.id } });
+    const ledger = await gw.deps.db.$kysely.selectFrom("ledger_entries").select(["kind", "amount", "delta"]).where("task_id", "=", task.id).execute();
     expect(ledger).toMatchObject([{ kind: "reserve", amount: task.reservedCredits, delta: -task.reservedCredits }]);
 
     const job = await gw.deps.generationQueue.getJob(task.id);
@@ -61,7 +62,7 @@ describe("submission", () => {
     expect(res.status).toBe(202);
     const polled = await request(gw.app).get(`/api/v1/tasks/${res.body.id}?include=webhook`).set("Authorization", user.auth);
     expect(polled.body.webhook).toEqual({ status: "pending", attempts: 0, response_status: null, last_error: null, last_attempt_at: null, delivered_at: null });
-    const row = await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId: res.body.id } });
+    const row = (await readDelivery(gw.deps.db, res.body.id))!;
     expect(row.url).toBe("https://hooks.example.com/t?secret=abc&x=%20y");
   });
 });
@@ -143,10 +144,12 @@ describe("Idempotency-Key", () => {
       .set("Authorization", user.auth)
       .set("Idempotency-Key", key)
       .send({ model: "sim-detect-1", text: "a" });
-    await gw.deps.db.idempotencyKey.update({
-      where: { userId_key: { userId: user.userId, key } },
-      data: { createdAt: new Date(Date.now() - 25 * 3600 * 1000) },
-    });
+    await gw.deps.db.$kysely
+      .updateTable("idempotency_keys")
+      .set({ created_at: new Date(Date.now() - 25 * 3600 * 1000) })
+      .where("user_id", "=", user.userId)
+      .where("key", "=", key)
+      .execute();
     const second = await request(gw.app)
       .post("/api/v1/detect")
       .set("Authorization", user.auth)

@@ -1,4 +1,5 @@
 import request from "supertest";
+import { readCredits } from "@gen/db";
 import { newTaskId } from "@gen/ids";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "./support/test-gateway.ts";
@@ -62,17 +63,18 @@ describe("GET /api/v1/tasks/{id}", () => {
   });
 
   test("a failed task is 200 with the error object; a completed task shows output and charge", async () => {
-    await gw.deps.db.task.update({
-      where: { id: queuedId },
-      data: {
+    await gw.deps.db.$kysely
+      .updateTable("tasks")
+      .set({
         status: "failed",
-        errorCode: 80003,
-        errorMessage: "Upstream returned a terminal failure",
-        chargedCredits: 0,
-        refundedCredits: 4,
-        finishedAt: new Date(),
-      },
-    });
+        error_code: 80003,
+        error_message: "Upstream returned a terminal failure",
+        charged_credits: 0,
+        refunded_credits: 4,
+        finished_at: new Date(),
+      })
+      .where("id", "=", queuedId)
+      .execute();
     const failed = await get(`/api/v1/tasks/${queuedId}`);
     expect(failed.status).toBe(200);
     expect(failed.body).toMatchObject({
@@ -83,10 +85,11 @@ describe("GET /api/v1/tasks/{id}", () => {
     });
     expect(Object.keys(failed.body.error)).toEqual(["code", "message"]);
 
-    await gw.deps.db.task.update({
-      where: { id: hookedId },
-      data: { status: "completed", output: { image_urls: ["http://cdn/x.png"] }, chargedCredits: 3, finishedAt: new Date() },
-    });
+    await gw.deps.db.$kysely
+      .updateTable("tasks")
+      .set({ status: "completed", output: JSON.stringify({ image_urls: ["http://cdn/x.png"] }), charged_credits: 3, finished_at: new Date() })
+      .where("id", "=", hookedId)
+      .execute();
     const done = await get(`/api/v1/tasks/${hookedId}`);
     expect(done.body).toMatchObject({ status: "completed", output: { image_urls: ["http://cdn/x.png"] }, usage: { credits: 3 }, error: null });
   });
@@ -96,8 +99,7 @@ describe("GET /api/v1/account", () => {
   test("returns the balance", async () => {
     const res = await get("/api/v1/account");
     expect(res.status).toBe(200);
-    const row = await gw.deps.db.user.findUniqueOrThrow({ where: { id: user.userId } });
-    expect(res.body).toEqual({ credits: row.credits });
+    expect(res.body).toEqual({ credits: await readCredits(gw.deps.db, user.userId) });
   });
 });
 

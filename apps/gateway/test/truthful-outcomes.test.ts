@@ -1,6 +1,6 @@
 import pg from "pg";
 import request from "supertest";
-import { createDatabase } from "@gen/db";
+import { createDatabase, findTask } from "@gen/db";
 import { QUEUE_NAMES, createQueue, createRedis, generationJobId } from "@gen/queues";
 import { expectError } from "./support/envelope.ts";
 import { slowReplyProxy } from "./support/slow-reply-proxy.ts";
@@ -17,7 +17,7 @@ beforeAll(async () => {
   const probe = await createUser(db, 10_000);
   const res = await request(gw.app).post(IMAGES).set("Authorization", probe.auth).send(body);
   expect(res.status).toBe(202);
-  price = (await db.task.findUniqueOrThrow({ where: { id: res.body.id } })).reservedCredits;
+  price = (await findTask(db, res.body.id))!.reservedCredits;
   await gw.close();
 });
 afterAll(() => db.$disconnect());
@@ -64,7 +64,11 @@ test("an expired Idempotency-Key reused concurrently: one new task for all of th
   const gw = await createTestGateway();
   const first = await request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "old-key").send(body);
   expect(first.status).toBe(202);
-  await db.idempotencyKey.updateMany({ where: { userId: user.userId }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+  await db.$kysely
+    .updateTable("idempotency_keys")
+    .set({ created_at: new Date(Date.now() - 25 * 3600_000) })
+    .where("user_id", "=", user.userId)
+    .execute();
   const responses = await Promise.all(
     Array.from({ length: 6 }, () => request(gw.app).post(IMAGES).set("Authorization", user.auth).set("Idempotency-Key", "old-key").send(body)),
   );
@@ -97,16 +101,21 @@ test("an enqueue that times out after the job landed and a worker took the task:
     let taskId: string | undefined;
     for (let i = 0; i < 150 && !taskId; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const task = await db.task.findFirst({ where: { userId: user.userId } });
+      const task = await db.$kysely.selectFrom("tasks").select("id").where("user_id", "=", user.userId).executeTakeFirst();
       if (task && (await queue.getJob(generationJobId(task.id)))) taskId = task.id;
     }
     expect(taskId).toBeDefined();
-    await db.task.updateMany({ where: { id: taskId, status: "queued" }, data: { status: "in_progress", startedAt: new Date() } });
+    await db.$kysely
+      .updateTable("tasks")
+      .set({ status: "in_progress", started_at: new Date() })
+      .where("id", "=", taskId!)
+      .where("status", "=", "queued")
+      .execute();
     const res = await pending;
     expect(res.status).toBe(202);
     expect(res.body.id).toBe(taskId);
     expect(res.body.status).toBe("in_progress");
-    const task = await db.task.findUniqueOrThrow({ where: { id: taskId } });
+    const task = (await findTask(db, taskId!))!;
     expect(task.discardedAt).toBeNull();
     expect((await snapshot(db, user.userId)).credits).toBe(10_000 - task.reservedCredits);
     await expectLedgerInvariant(db, user.userId);

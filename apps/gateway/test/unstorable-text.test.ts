@@ -1,6 +1,7 @@
 import request from "supertest";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { findTask } from "@gen/db";
 
 // Found by the fault suite's fuzzer: JSON.parse accepts "\u0000" and unpaired surrogates
 // ("\ud800"), PostgreSQL stores neither, and such a body reached the insert and failed as 60001.
@@ -32,6 +33,6 @@ test.each([
 test("well-formed text outside the BMP and other control characters are accepted", async () => {
   const res = await post("/api/v1/images/generations", '{"model":"sim-image-1","prompt":"\\ud83d\\ude00 \\u0001\\u007f \\ufeff"}');
   expect(res.status).toBe(202);
-  const task = await gw.deps.db.task.findUniqueOrThrow({ where: { id: res.body.id } });
+  const task = (await findTask(gw.deps.db, res.body.id))!;
   expect(task.input).toMatchObject({ prompt: "😀 \u0001\u007f \ufeff" });
 });

@@ -3,6 +3,7 @@ import { MAX_BODY_DEPTH, MAX_BODY_ITEMS } from "../src/http/json-shape.ts";
 import { HOSTILE_BODIES } from "../../../test/faults/support/hostile-bodies.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { findTask, readCredits } from "@gen/db";
 
 let gw: TestGateway;
 let user: TestUser;
@@ -196,12 +197,12 @@ describe("credits", () => {
   test("two concurrent submissions never overdraw", async () => {
     const tight = await createUser(gw.deps.db, 0);
     const one = await request(gw.app).post(IMAGES).set("Authorization", user.auth).send({ model: "sim-image-1", prompt: "price probe" });
-    const price = (await gw.deps.db.task.findUniqueOrThrow({ where: { id: one.body.id } })).reservedCredits;
-    await gw.deps.db.user.update({ where: { id: tight.userId }, data: { credits: price } });
+    const price = (await findTask(gw.deps.db, one.body.id))!.reservedCredits;
+    await gw.deps.db.$kysely.updateTable("users").set({ credits: price }).where("id", "=", tight.userId).execute();
     const results = await Promise.all(
       [0, 1, 2].map(() => request(gw.app).post(IMAGES).set("Authorization", tight.auth).send({ model: "sim-image-1", prompt: "price probe" })),
     );
     expect(results.map((r) => r.status).sort()).toEqual([202, 402, 402]);
-    expect((await gw.deps.db.user.findUniqueOrThrow({ where: { id: tight.userId } })).credits).toBe(0);
+    expect(await readCredits(gw.deps.db, tight.userId)).toBe(0);
   });
 });

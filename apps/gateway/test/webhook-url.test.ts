@@ -1,6 +1,7 @@
 import request from "supertest";
 import { expectError } from "./support/envelope.ts";
 import { createTestGateway, createUser, snapshot, type TestGateway, type TestUser } from "./support/test-gateway.ts";
+import { readDelivery } from "@gen/db";
 
 let gw: TestGateway;
 let user: TestUser;
@@ -101,7 +102,7 @@ describe("webhook_url accepted and stored verbatim", () => {
       .set("Authorization", user.auth)
       .send({ model: "sim-image-1", prompt: "x", webhook_url: webhookUrl });
     expect(res.status).toBe(202);
-    const row = await gw.deps.db.webhookDelivery.findUniqueOrThrow({ where: { taskId: res.body.id } });
+    const row = (await readDelivery(gw.deps.db, res.body.id))!;
     expect(row.url).toBe(webhookUrl);
   });
 });

@@ -6,6 +6,7 @@ import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { processGeneration } from "../src/generation/process-generation.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
@@ -33,10 +34,10 @@ function loadedBeforeDiscard(stale: Task): Database {
 
 test("a task the gateway refunded and hid after the worker loaded it is never started", async () => {
   const userId = newUserId();
-  await db.user.create({ data: { id: userId, credits: 10 } });
+  await prismaOf(db).user.create({ data: { id: userId, credits: 10 } });
   const id = newTaskId();
   // A model missing from the catalog would fail the task at once with 80001 if it ran.
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -51,7 +52,7 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
   });
   const stale = (await findTask(db, id))!;
   // The gateway's compensation (an enqueue that timed out): hidden and refunded while still queued.
-  await db.task.update({ where: { id }, data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 } });
+  await prismaOf(db).task.update({ where: { id }, data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 } });
 
   const deps = {
     config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL }),
@@ -62,11 +63,11 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
   await processGeneration(deps, id);
   expect(staleLoads).toBe(1);
 
-  const after = await db.task.findUniqueOrThrow({ where: { id } });
+  const after = (await findTask(db, id))!;
   expect({ status: after.status, startedAt: after.startedAt, errorCode: after.errorCode }).toEqual({
     status: TaskStatus.Queued,
     startedAt: null,
     errorCode: null,
   });
-  expect(await db.ledgerEntry.count({ where: { taskId: id } })).toBe(0);
+  expect(await prismaOf(db).ledgerEntry.count({ where: { taskId: id } })).toBe(0);
 });

@@ -1,17 +1,18 @@
 import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
-import { createDatabase } from "@gen/db";
+import { createDatabase, findTask } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { createMetrics, renderMetrics } from "@gen/metrics";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { processGeneration } from "../src/generation/process-generation.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
 
 beforeAll(async () => {
-  await db.user.create({ data: { id: userId, credits: 10 } });
+  await prismaOf(db).user.create({ data: { id: userId, credits: 10 } });
 });
 afterAll(() => db.$disconnect());
 
@@ -34,14 +35,14 @@ test("a settled task is counted once by status and code, and its generation is t
     metrics,
   } as unknown as GenerationDeps;
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: { id, userId, endpoint: "audio", model: "no-such-model", status: "queued", input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 },
   });
 
   await processGeneration(deps, id);
   await processGeneration(deps, id); // BullMQ may deliver twice: the second run finds it terminal.
 
-  expect((await db.task.findUniqueOrThrow({ where: { id } })).errorCode).toBe(80001);
+  expect((await findTask(db, id))!.errorCode).toBe(80001);
   const { body } = await renderMetrics(metrics);
   expect(line(body, 'tasks_finished_total{status="failed",code="80001"}')).toBe('tasks_finished_total{status="failed",code="80001"} 1');
   expect(line(body, 'generation_duration_seconds_count{endpoint="audio"}')).toBe('generation_duration_seconds_count{endpoint="audio"} 1');

@@ -6,12 +6,13 @@ import { createLogger } from "@gen/logger";
 import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The submit across a model's routes (primary, then fallbacks), the waits a provider asks for,
 // the outage budget, and the operator-side cause; providers are scripted per route.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => db.user.create({ data: { id: userId, credits: 1000 } }));
+beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 1000 } }));
 afterAll(() => db.$disconnect());
 
 const catalog = createCatalog({
@@ -77,7 +78,7 @@ function deps(registry: (route: Route) => Provider, env: Record<string, string> 
 
 async function task(data: Record<string, unknown> = {}) {
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -91,11 +92,11 @@ async function task(data: Record<string, unknown> = {}) {
       ...data,
     },
   });
-  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
   return id;
 }
 
-const row = (id: string) => db.task.findUniqueOrThrow({ where: { id } });
+const row = (id: string) => prismaOf(db).task.findUniqueOrThrow({ where: { id } });
 const done: ProviderResult = { state: "completed", data: { ai_probability: 0.9, label: "ai" } };
 const outage = (status: number) => new ProviderUnavailableError(`HTTP ${status}`, { upstream: { status, message: "overloaded", requestId: "rq-1" } });
 const quota = (retryAfterMs?: number) =>

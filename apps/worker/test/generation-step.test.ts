@@ -1,6 +1,6 @@
 import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
-import { createDatabase } from "@gen/db";
+import { createDatabase, findTask } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { TaskStatus } from "@gen/domain";
 import { Wf } from "@gen/errors";
@@ -9,10 +9,11 @@ import { createLogger } from "@gen/logger";
 import type { Provider } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => db.user.create({ data: { id: userId, credits: 10 } }));
+beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 10 } }));
 afterAll(() => db.$disconnect());
 
 /** A provider that records what it is asked and never answers a submit. */
@@ -46,7 +47,7 @@ function deps(provider: Provider): GenerationDeps {
 
 async function task(data: Record<string, unknown>) {
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -81,7 +82,7 @@ test("a running task is polled once per step and given its next poll time; nothi
   // 30 s old: the next poll is 2 s away.
   expect(pollAt).toBeGreaterThanOrEqual(before + 2000);
   expect(pollAt).toBeLessThanOrEqual(Date.now() + 2000);
-  expect((await db.task.findUniqueOrThrow({ where: { id } })).status).toBe("in_progress");
+  expect((await findTask(db, id))!.status).toBe("in_progress");
 });
 
 test("the step after a client's cancel cancels the upstream job; other terminal tasks are left alone", async () => {
@@ -97,10 +98,10 @@ test("a step past the task's deadline times it out (80002), cancels the upstream
   const { calls, provider } = recordingProvider();
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_late" });
-  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
   expect(await generationStep(deps(provider), id)).toBeUndefined();
   expect(calls).toEqual(["cancel up_late"]);
-  const row = await db.task.findUniqueOrThrow({ where: { id } });
+  const row = (await findTask(db, id))!;
   expect({ status: row.status, errorCode: row.errorCode, chargedCredits: row.chargedCredits }).toEqual({
     status: "failed",
     errorCode: 80002,
@@ -126,11 +127,11 @@ test("finish takes the receiver's ticket alongside the settlement and hands off 
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const url = "https://hooks.test.example/h";
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_hook", webhookUrl: url });
-  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
   expect(calls).toEqual([`prepare ${id} ${url} ${userId}`, `held ${id}`]);
-  expect((await db.task.findUniqueOrThrow({ where: { id } })).status).toBe("failed");
+  expect((await findTask(db, id))!.status).toBe("failed");
 });
 
 test("a task cancelled while finish settles it: its ticket is given back and nothing is handed off", async () => {
@@ -138,11 +139,11 @@ test("a task cancelled while finish settles it: its ticket is given back and not
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const url = "https://hooks.test.example/h";
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_cancel", webhookUrl: url });
-  await db.ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
   // The gateway's cancel commits after the step loaded the task, before its finish (while the upstream job is cancelled).
   provider.cancel = async () => void (await settleTask(db, { id, reservedCredits: 1 }, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 }));
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
   expect(calls).toEqual([`prepare ${id} ${url} ${userId}`, `give back ${id}`]);
-  expect((await db.task.findUniqueOrThrow({ where: { id } })).errorCode).toBe(Wf.Canceled);
+  expect((await findTask(db, id))!.errorCode).toBe(Wf.Canceled);
 });

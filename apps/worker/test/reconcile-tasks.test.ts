@@ -6,6 +6,7 @@ import { createScratchDatabase } from "../../../test/support/scratch-database.ts
 import { reconcileTasks } from "../src/reconcile-tasks.ts";
 import { deleteKeysUnder } from "../../../test/support/redis-keys.ts";
 import { testPrefix } from "../../../test/support/run-scope.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // Reconcilers scan whole tables: this file gets a database of its own.
 const scratch = await createScratchDatabase();
@@ -15,7 +16,7 @@ const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, test
 const userId = newUserId();
 
 beforeAll(async () => {
-  await db.user.create({ data: { id: userId, credits: 0 } });
+  await prismaOf(db).user.create({ data: { id: userId, credits: 0 } });
 });
 afterAll(async () => {
   await queue.close();
@@ -27,7 +28,7 @@ afterAll(async () => {
 
 async function task(status: string, extra: { discardedAt?: Date; ageMs?: number } = {}) {
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -42,7 +43,7 @@ async function task(status: string, extra: { discardedAt?: Date; ageMs?: number 
     },
   });
   // updated_at is maintained by Prisma on writes; age the row directly.
-  await db.$executeRawUnsafe(`UPDATE tasks SET updated_at = now() - ($1 || ' milliseconds')::interval WHERE id = $2`, String(extra.ageMs ?? 60_000), id);
+  await db.$sql.query(`UPDATE tasks SET updated_at = now() - ($1 || ' milliseconds')::interval WHERE id = $2`, [String(extra.ageMs ?? 60_000), id]);
   return id;
 }
 
@@ -64,7 +65,7 @@ test("enqueues stranded non-terminal tasks once, and nothing else", async () => 
 
 test("a job that already failed while its task is not terminal is replaced", async () => {
   await queue.obliterate({ force: true });
-  await db.task.updateMany({ where: { userId }, data: { status: "completed" } });
+  await prismaOf(db).task.updateMany({ where: { userId }, data: { status: "completed" } });
   const id = await task("in_progress");
   await queue.add("generate", { taskId: id }, { jobId: id });
   const connection = redis.duplicate();

@@ -6,12 +6,13 @@ import { createLogger } from "@gen/logger";
 import type { Provider } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The poll schedule is read from the task's row and its model: a step run by any worker, after a
 // crash or a restart, keeps the schedule the task's job was created with.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => db.user.create({ data: { id: userId, credits: 10 } }));
+beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 10 } }));
 afterAll(() => db.$disconnect());
 
 const running: Provider = { submit: async () => ({ upstreamId: "unused" }), poll: async () => ({ state: "running" }), cancel: async () => {} };
@@ -32,7 +33,7 @@ const deps = {
 
 async function runningTask(model: string, ageMs: number, upstreamCallback: boolean): Promise<string> {
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,

@@ -1,16 +1,12 @@
-import { PrismaPg } from "@prisma/adapter-pg";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { PrismaClient } from "./generated/client.ts";
 import { preparingPool } from "./prepared-statements.ts";
 import type { Tables } from "./tables.ts";
 
 /**
  * Raw SQL on the pool, for tests and benchmarks only (fixtures, EXPLAIN replays in
  * bench/data-scale.ts). Product code reaches PostgreSQL through the table-group modules of this
- * package, written with `$kysely`; the Prisma client stays here for the same reason (tests set up
- * rows with it): its query-compiler engine, the only one available offline, spends 1-3 ms of CPU
- * per query, ten times what the pg driver needs (bench/README.md).
+ * package, written with `$kysely`.
  */
 export interface SqlPool {
   query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
@@ -19,11 +15,20 @@ export interface SqlPool {
 }
 
 /**
- * `$kysely` is the typed way to write SQL: the query builder compiles to one statement on the same
- * pool, with row types generated from prisma/schema.prisma (src/tables.ts), and costs a few
- * microseconds per query where Prisma's client costs milliseconds.
+ * The pg pool and Kysely on it. `$kysely` is the typed way to write SQL: the query builder
+ * compiles to one statement on the pool, with row types generated from prisma/schema.prisma
+ * (src/tables.ts), and costs a few microseconds per query where Prisma's client, whose
+ * query-compiler engine is the only one available offline, spends 1-3 ms of CPU (bench/README.md).
+ * Prisma is the schema, migration and type-generation tool only: no process builds its client.
  */
-export type Database = PrismaClient & { $sql: SqlPool; $kysely: Kysely<Tables> };
+export interface Database {
+  $kysely: Kysely<Tables>;
+  $sql: SqlPool;
+  /** The pool itself, for a caller that must hand it to another client (test fixtures). */
+  $pool: pg.Pool;
+  /** Ends the pool's connections. */
+  $disconnect(): Promise<void>;
+}
 
 export interface DatabaseOptions {
   /** Connections in the pool (the apps pass DATABASE_POOL_SIZE). Default 10. */
@@ -47,8 +52,8 @@ export interface DatabaseOptions {
   /**
    * Send the hot fixed-shape statements as named prepared statements (prepared-statements.ts).
    * Default: on, unless the URL carries `pgbouncer=true` (a transaction-mode pooler, where a
-   * connection's prepared statements are not the session's; docs/configuration.md). Prisma's
-   * client (no statement name generator given to its adapter) and `$sql` always send unnamed ones.
+   * connection's prepared statements are not the session's; docs/configuration.md).
+   * `$sql` always sends unnamed ones.
    */
   preparedStatements?: boolean;
 }
@@ -78,10 +83,7 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   // without a listener there it is an uncaught exception (it killed a worker in the fault suite's
   // PostgreSQL outage). The client's next statement fails instead and the pool discards it.
   pool.on("connect", (client) => void client.on("error", () => undefined));
-  const adapter = new PrismaPg(pool);
   const onQuery = options.onQuery;
-  const client = onQuery ? new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] }) : new PrismaClient({ adapter });
-  if (onQuery) client.$on("query" as never, (event: { query: string; params: string }) => onQuery(event.query, parseParams(event.params)));
   const query = async <R extends object>(text: string, values?: unknown[]) => {
     onQuery?.(text, values ?? []);
     const result = await pool.query(text, values);
@@ -101,33 +103,19 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     dialect: new PostgresDialect({ pool: preparingPool(pool, options.preparedStatements ?? !pooler) }),
     ...(onQuery ? { log: (event) => onQuery(event.query.sql, [...event.query.parameters]) } : {}),
   });
-  const disconnect = client.$disconnect.bind(client);
-  return Object.assign(client, {
-    $sql,
+  return {
     $kysely,
-    // The pool is ours, so Prisma leaves it open.
-    $disconnect: async () => {
-      await disconnect();
-      await pool.end().catch(() => undefined);
-    },
-  });
+    $sql,
+    $pool: pool,
+    $disconnect: () => pool.end().catch(() => undefined),
+  };
 }
 
-/** Prisma's own URL parameter for a transaction-mode pooler, which also switches its prepared statements off. */
+/** The URL parameter Prisma's tools use for a transaction-mode pooler: prepared statements off, no start-up settings. */
 export function behindPgbouncer(url: string): boolean {
   try {
     return new URL(url).searchParams.get("pgbouncer") === "true";
   } catch {
     return false;
-  }
-}
-
-/** Prisma's query event carries the bound values as a JSON array in a string. */
-function parseParams(params: string): unknown[] {
-  try {
-    const parsed: unknown = JSON.parse(params);
-    return Array.isArray(parsed) ? parsed : [];
-  } catch {
-    return [];
   }
 }

@@ -1,5 +1,6 @@
-// Group commit's gathering, shared by the gateway (submissions, polls) and the delivery worker (the
-// statements of concurrent attempts): the owner of statements is the owner of their batching.
+// Group commit's gathering, the one batcher of the code base: the gateway's submissions and polls,
+// the delivery worker's statements of concurrent attempts, and the rate limiter's gathered takes
+// (unbounded in flight: every turn's takes go out at its end).
 export interface BatchLimits {
   /** Items per batch at most; a fuller queue is sent as several batches. */
   maxSize: number;

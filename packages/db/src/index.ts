@@ -3,8 +3,6 @@ export type { Tables } from "./tables.ts";
 export { inTransaction, type Queryable } from "./queryable.ts";
 export { checkDatabase, pingDatabase } from "./check-database.ts";
 export { isDatabaseUnavailable } from "./database-unavailable.ts";
-export { Prisma } from "./generated/client.ts";
-export type { WebhookDelivery, WebhookAttempt } from "./generated/client.ts";
 export {
   findTask,
   findVisibleTask,

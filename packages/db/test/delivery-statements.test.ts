@@ -8,9 +8,11 @@ import {
   loadDeliveryStates,
   type AttemptRecord,
   type ClaimRequest,
+  findTask,
 } from "@gen/db";
 import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
 import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The three statements of an attempt, in their one (batched) form. A lone attempt is a batch of
 // one: every condition is checked that way first (stateOf, claimOne, finishOne), then in batches
@@ -21,7 +23,7 @@ import { createScratchDatabase } from "../../../test/support/scratch-database.ts
 // same attempt.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => db.user.create({ data: { id: userId, credits: 0 } }));
+beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 0 } }));
 afterAll(() => db.$disconnect());
 
 async function deliveryOf(delivery: {
@@ -32,7 +34,7 @@ async function deliveryOf(delivery: {
   deliveredAt?: Date;
 }) {
   const id = newTaskId();
-  await db.task.create({
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -52,7 +54,7 @@ async function deliveryOf(delivery: {
       finishedAt: new Date(),
     },
   });
-  await db.webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
+  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
   return id;
 }
 
@@ -61,7 +63,7 @@ const claimOne = async (taskId: string, attempt: number, id: string, now: Date) 
 const finishOne = async (record: AttemptRecord) => (await finishAttemptRows(db, [record]))[0];
 
 async function bodyOf(taskId: string) {
-  const task = (await db.task.findUnique({ where: { id: taskId } }))!;
+  const task = (await findTask(db, taskId))!;
   return Object.fromEntries(TASK_FOR_BODY_COLUMNS.map((column) => [column, task[column]]));
 }
 
@@ -71,7 +73,7 @@ test("a claim returns the task's body columns as Prisma reads them, and opens th
   const attemptId = newDeliveryId();
   const claimed = await claimOne(taskId, 1, attemptId, now);
   expect(claimed).toEqual({ requestedBy: null, task: await bodyOf(taskId) });
-  expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
     status: "in_progress",
     attempts: 1,
     lastAttemptAt: now,
@@ -104,7 +106,7 @@ test("a finished delivery, or one not waiting for that attempt, is not claimed",
     expect(await claimOne(taskId, delivery.attempts + 1, newDeliveryId(), new Date())).toBeUndefined();
     expect(await claimOne(taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
     expect(await listAttempts(db, taskId)).toHaveLength(0);
-    expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject(delivery);
+    expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject(delivery);
   }
 });
 
@@ -118,10 +120,10 @@ test("a waiting attempt is claimed, and an operator's manual one carries who ask
 
 test("a delivery whose task row is gone is not claimed", async () => {
   const taskId = await deliveryOf({ status: "pending" });
-  await db.task.delete({ where: { id: taskId } });
+  await prismaOf(db).task.delete({ where: { id: taskId } });
   expect(await claimOne(taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
   expect(await listAttempts(db, taskId)).toHaveLength(0);
-  expect(await db.webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({ status: "pending", attempts: 0 });
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({ status: "pending", attempts: 0 });
 });
 
 async function openAttempt(delivery: { status: string; attempts: number; nextAttemptAt: Date | null; deliveredAt?: Date }) {
@@ -151,7 +153,7 @@ test("a 2xx delivers and sets delivered_at; a second report of the attempt chang
   const delivered = record(open, { finishedAt, outcome: "delivered", responseStatus: 200, status: "delivered", lastError: null });
   expect(await finishOne(delivered)).toBe("delivered");
   expect(await finishOne(record(open, { outcome: "attempt_lost", responseStatus: null, lastError: "attempt_lost" }))).toBeUndefined();
-  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
     status: "delivered",
     responseStatus: 200,
     lastError: null,
@@ -165,7 +167,7 @@ test("a failure with a retry waits for it; the last failure is failed", async ()
   const open = await openAttempt({ status: "pending", attempts: 0, nextAttemptAt: null });
   const due = new Date(Date.now() + 40_000);
   expect(await finishOne(record(open, { status: "in_progress", nextAttemptAt: due }))).toBe("in_progress");
-  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
     status: "in_progress",
     nextAttemptAt: due,
     deliveredAt: null,
@@ -173,19 +175,27 @@ test("a failure with a retry waits for it; the last failure is failed", async ()
 
   const last = await openAttempt({ status: "in_progress", attempts: 2, nextAttemptAt: new Date() });
   expect(await finishOne(record(last, {}))).toBe("failed");
-  expect(await db.webhookDelivery.findUnique({ where: { taskId: last.taskId } })).toMatchObject({ status: "failed", lastError: "http_500", deliveredAt: null });
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: last.taskId } })).toMatchObject({
+    status: "failed",
+    lastError: "http_500",
+    deliveredAt: null,
+  });
 });
 
 test("a failed manual attempt keeps a delivered delivery delivered, with its delivered_at", async () => {
   const deliveredAt = new Date(Date.now() - 60_000);
   const open = await openAttempt({ status: "in_progress", attempts: 1, nextAttemptAt: new Date(), deliveredAt });
   expect(await finishOne(record(open, {}))).toBe("delivered");
-  expect(await db.webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+    status: "delivered",
+    deliveredAt,
+    lastError: "http_500",
+  });
 });
 
 test("a lone state read: the delivery, its task's end and owner, and the attempt's row once claimed", async () => {
   const taskId = await deliveryOf({ status: "pending" });
-  const task = (await db.task.findUnique({ where: { id: taskId } }))!;
+  const task = (await findTask(db, taskId))!;
   const unclaimed = { attemptId: null, attemptStartedAt: null, attemptFinishedAt: null, attemptRequestedBy: null };
   expect(await stateOf(taskId, 1)).toEqual({
     taskId,
@@ -213,7 +223,7 @@ test("a lone state read: the delivery, its task's end and owner, and the attempt
 test("a lone state read of a delivery that does not exist, or whose task row is gone, has no answer", async () => {
   expect(await stateOf(newTaskId(), 1)).toBeUndefined();
   const taskId = await deliveryOf({ status: "pending" });
-  await db.task.delete({ where: { id: taskId } });
+  await prismaOf(db).task.delete({ where: { id: taskId } });
   expect(await stateOf(taskId, 1)).toBeUndefined();
 });
 
@@ -275,8 +285,12 @@ test("batched claims: each row's conditions, one of two claims of the same attem
   expect(answers.slice(4)).toEqual([undefined, undefined]);
   const winner = requests[answers[0] ? 0 : 1]!;
   expect((await listAttempts(db, pending)).map((attempt) => attempt.id)).toEqual([winner.id]);
-  expect(await db.webhookDelivery.findUnique({ where: { taskId: waiting } })).toMatchObject({ status: "in_progress", attempts: 2, nextAttemptAt: null });
-  expect(await db.webhookDelivery.findUnique({ where: { taskId: running } })).toMatchObject({ status: "in_progress", attempts: 1 });
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: waiting } })).toMatchObject({
+    status: "in_progress",
+    attempts: 2,
+    nextAttemptAt: null,
+  });
+  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: running } })).toMatchObject({ status: "in_progress", attempts: 1 });
   expect(await listAttempts(db, running)).toHaveLength(0);
 });
 
@@ -299,7 +313,7 @@ test("batched finishes: every shape per row, and a second report of an attempt c
     undefined,
     undefined,
   ]);
-  const row = (taskId: string) => db.webhookDelivery.findUnique({ where: { taskId } });
+  const row = (taskId: string) => prismaOf(db).webhookDelivery.findUnique({ where: { taskId } });
   expect(await row(delivers.taskId)).toMatchObject({ status: "delivered", responseStatus: 200, lastError: null, deliveredAt: finishedAt, nextAttemptAt: null });
   expect(await row(retries.taskId)).toMatchObject({ status: "in_progress", nextAttemptAt: due, deliveredAt: null, lastError: "http_500" });
   expect(await row(keeps.taskId)).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });

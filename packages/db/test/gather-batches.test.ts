@@ -44,3 +44,19 @@ test("while maxInFlight batches are written, new items gather and go when one fi
   expect(batches).toEqual([[1], [2, 3], [4]]);
   finish[2]!();
 });
+
+test("unbounded in flight (the rate limiter's takes), each turn's items go at its end without waiting for earlier batches", async () => {
+  const { batches, finish, push } = harness(3, Number.POSITIVE_INFINITY);
+  push(1);
+  push(2);
+  await turn();
+  push(3);
+  await turn();
+  push(4);
+  push(5);
+  push(6);
+  push(7);
+  await turn();
+  expect(batches).toEqual([[1, 2], [3], [4, 5, 6], [7]]);
+  finish.forEach((done) => done());
+});

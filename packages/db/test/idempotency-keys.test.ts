@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_WINDOW_MS, createDatabase, purgeExpiredIdempotencyKeys, type Database } from "@gen/db";
+import { IDEMPOTENCY_WINDOW_MS, createDatabase, purgeExpiredIdempotencyKeys, type Database, readCredits } from "@gen/db";
 import { createScratchDatabase, type ScratchDatabase } from "../../../test/support/scratch-database.ts";
 
 // A database of its own: the purge scans the whole table, and other test files keep keys there.
@@ -17,9 +17,18 @@ const now = new Date("2026-11-23T12:00:00.000Z");
 const ago = (ms: number) => new Date(now.getTime() - ms);
 
 async function insertKeys(prefix: string, count: number, createdAt: Date): Promise<void> {
-  await db.idempotencyKey.createMany({
-    data: Array.from({ length: count }, (_, i) => ({ userId: "usr_purge", key: `${prefix}-${i}`, requestHash: "h", taskId: `task_${i}`, createdAt })),
-  });
+  await db.$kysely
+    .insertInto("idempotency_keys")
+    .values(
+      Array.from({ length: count }, (_, i) => ({
+        user_id: "usr_purge",
+        key: `${prefix}-${i}`,
+        request_hash: "h",
+        task_id: `task_${i}`,
+        created_at: createdAt,
+      })),
+    )
+    .execute();
 }
 
 test("keys past the 24 h window go, in bounded batches; keys inside it stay", async () => {
@@ -32,7 +41,7 @@ test("keys past the 24 h window go, in bounded batches; keys inside it stay", as
   expect(await purgeExpiredIdempotencyKeys(db, { batchSize: 10, maxBatches: 2, now })).toBe(5);
   expect(await purgeExpiredIdempotencyKeys(db, { batchSize: 10, maxBatches: 2, now })).toBe(0);
 
-  const left = (await db.idempotencyKey.findMany({ select: { key: true }, where: { key: { not: { startsWith: "many-" } } } })).map((k) => k.key.split("-")[0]);
+  const left = (await db.$kysely.selectFrom("idempotency_keys").select("key").where("key", "not like", "many-%").execute()).map((k) => k.key.split("-")[0]);
   expect(left.sort()).toEqual(["edge", "edge", "edge", "fresh", "fresh", "fresh", "fresh"]);
 });
 
@@ -46,10 +55,10 @@ test("the purge finds old keys through the created_at index, not a scan of the t
 });
 
 test("a balance can never go below zero, whatever statement tries", async () => {
-  await db.user.create({ data: { id: "usr_nonneg", credits: 5 } });
+  await db.$kysely.insertInto("users").values({ id: "usr_nonneg", credits: 5 }).execute();
   await expect(db.$sql.query("UPDATE users SET credits = credits - 6 WHERE id = 'usr_nonneg'")).rejects.toMatchObject({
     code: "23514",
     constraint: "users_credits_nonnegative",
   });
-  expect((await db.user.findUnique({ where: { id: "usr_nonneg" } }))!.credits).toBe(5);
+  expect(await readCredits(db, "usr_nonneg")).toBe(5);
 });

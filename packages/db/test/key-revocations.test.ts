@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
@@ -48,10 +49,11 @@ test("a key that stops being valid is sent at the commit, whatever revoked it; a
   await db.$sql.query("UPDATE api_keys SET key_hash = $2 WHERE key_hash = $1", [rehashed, `${rehashed}x`]);
   await db.$sql.query("DELETE FROM api_keys WHERE key_hash = $1", [deleted]);
   await db.$sql.query("DELETE FROM api_keys WHERE key_hash = $1", [revoked]);
-  await db
-    .$transaction(async (tx) => {
-      await tx.$executeRawUnsafe("UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1", rolledBack);
-      await tx.$executeRawUnsafe("SELECT 1 / 0");
+  await db.$kysely
+    .transaction()
+    .execute(async (tx) => {
+      await sql`UPDATE api_keys SET revoked_at = now() WHERE key_hash = ${rolledBack}`.execute(tx);
+      await sql`SELECT 1 / 0`.execute(tx);
     })
     .catch(() => undefined);
   await db.$sql.query("UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1", [last]);

@@ -1,5 +1,6 @@
 import { createDatabase, findTask, readDelivery } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The plain-SQL reads of the hot paths must give exactly what Prisma gives, field for field.
 const db = createDatabase(process.env.DATABASE_URL!);
@@ -8,8 +9,8 @@ afterAll(() => db.$disconnect());
 test("a task and its delivery read by SQL equal Prisma's objects", async () => {
   const userId = newUserId();
   const id = newTaskId();
-  await db.user.create({ data: { id: userId, credits: 5 } });
-  await db.task.create({
+  await prismaOf(db).user.create({ data: { id: userId, credits: 5 } });
+  await prismaOf(db).task.create({
     data: {
       id,
       userId,
@@ -31,11 +32,11 @@ test("a task and its delivery read by SQL equal Prisma's objects", async () => {
       upstreamId: "up_1",
     },
   });
-  await db.webhookDelivery.create({
+  await prismaOf(db).webhookDelivery.create({
     data: { taskId: id, url: "https://h.example/x", status: "delivered", attempts: 2, responseStatus: 200, lastAttemptAt: new Date(), deliveredAt: new Date() },
   });
-  expect(await findTask(db, id)).toEqual(await db.task.findUnique({ where: { id } }));
+  expect(await findTask(db, id)).toEqual(await prismaOf(db).task.findUnique({ where: { id } }));
   const { deliveredBy, ...webhook } = (await readDelivery(db, id))!;
-  expect(webhook).toEqual(await db.webhookDelivery.findUnique({ where: { taskId: id } }));
+  expect(webhook).toEqual(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: id } }));
   expect(deliveredBy).toBeNull();
 });

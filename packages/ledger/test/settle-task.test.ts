@@ -1,8 +1,9 @@
 import { LedgerKind, TaskStatus } from "@gen/domain";
-import { createDatabase, findTask } from "@gen/db";
+import { createDatabase, findTask, readCredits, readDelivery } from "@gen/db";
 import { Wf } from "@gen/errors";
 import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
 import { settleTask } from "@gen/ledger";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
@@ -10,10 +11,10 @@ afterAll(() => db.$disconnect());
 async function reservedTask(reserved: number) {
   const userId = newUserId();
   const id = newTaskId();
-  await db.$transaction([
-    db.user.create({ data: { id: userId, credits: 100 - reserved } }),
-    db.ledgerEntry.create({ data: { userId, kind: LedgerKind.Grant, amount: 100, delta: 100 } }),
-    db.task.create({
+  await prismaOf(db).$transaction([
+    prismaOf(db).user.create({ data: { id: userId, credits: 100 - reserved } }),
+    prismaOf(db).ledgerEntry.create({ data: { userId, kind: LedgerKind.Grant, amount: 100, delta: 100 } }),
+    prismaOf(db).task.create({
       data: {
         id,
         userId,
@@ -26,16 +27,16 @@ async function reservedTask(reserved: number) {
         reservedCredits: reserved,
       },
     }),
-    db.ledgerEntry.create({ data: { userId, taskId: id, kind: LedgerKind.Reserve, amount: reserved, delta: -reserved } }),
+    prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: LedgerKind.Reserve, amount: reserved, delta: -reserved } }),
   ]);
   return { userId, id, task: { id, reservedCredits: reserved } };
 }
 
 async function expectInvariant(userId: string, taskId: string) {
-  const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
-  const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
+  const user = await prismaOf(db).user.findUniqueOrThrow({ where: { id: userId } });
+  const sum = await prismaOf(db).ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
   expect(sum._sum.delta).toBe(user.credits);
-  const rows = await db.ledgerEntry.findMany({ where: { taskId } });
+  const rows = await prismaOf(db).ledgerEntry.findMany({ where: { taskId } });
   const amount = (kind: LedgerKind) => rows.find((r) => r.kind === kind)?.amount ?? 0;
   expect(amount(LedgerKind.Reserve)).toBe(amount(LedgerKind.Charge) + amount(LedgerKind.Refund));
 }
@@ -46,16 +47,16 @@ test("completed: charge kept, rest refunded, once even when called concurrently"
   const results = await Promise.allSettled([settleTask(db, task, outcome), settleTask(db, task, outcome), settleTask(db, task, outcome)]);
   const settled = results.filter((r) => r.status === "fulfilled" && r.value !== null);
   expect(settled).toHaveLength(1);
-  const row = await db.task.findUniqueOrThrow({ where: { id } });
+  const row = (await findTask(db, id))!;
   expect(row).toMatchObject({ status: TaskStatus.Completed, chargedCredits: 7, refundedCredits: 3 });
-  expect((await db.user.findUniqueOrThrow({ where: { id: userId } })).credits).toBe(93);
+  expect(await readCredits(db, userId)).toBe(93);
   await expectInvariant(userId, id);
 });
 
 test("failed: full refund, error written; a charge above the reservation is clamped", async () => {
   const a = await reservedTask(5);
   await settleTask(db, a.task, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 });
-  expect(await db.task.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({
+  expect((await findTask(db, a.id))!).toMatchObject({
     status: TaskStatus.Failed,
     errorCode: Wf.UpstreamFailed,
     chargedCredits: 0,
@@ -65,7 +66,7 @@ test("failed: full refund, error written; a charge above the reservation is clam
 
   const b = await reservedTask(5);
   await settleTask(db, b.task, { status: TaskStatus.Completed, output: {}, charge: 50, tokens: { input: 1, output: 2 } });
-  expect(await db.task.findUniqueOrThrow({ where: { id: b.id } })).toMatchObject({ chargedCredits: 5, refundedCredits: 0, tokensInput: 1, tokensOutput: 2 });
+  expect((await findTask(db, b.id))!).toMatchObject({ chargedCredits: 5, refundedCredits: 0, tokensInput: 1, tokensOutput: 2 });
   await expectInvariant(b.userId, b.id);
 });
 
@@ -73,7 +74,7 @@ test("a terminal task is left untouched", async () => {
   const { userId, id, task } = await reservedTask(4);
   await settleTask(db, task, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
   expect(await settleTask(db, task, { status: TaskStatus.Completed, output: {}, charge: 4 })).toBeNull();
-  expect((await db.task.findUniqueOrThrow({ where: { id } })).status).toBe(TaskStatus.Failed);
+  expect((await findTask(db, id))!.status).toBe(TaskStatus.Failed);
   await expectInvariant(userId, id);
 });
 
@@ -86,8 +87,8 @@ test("settled twice in a row: charged once, the second call writes nothing and r
   // The row the settlement returns is the task as any read gives it (the hand-off and the cancel answer use it).
   expect(first).toEqual(await findTask(db, id));
   expect(await settleTask(db, task, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 })).toBeNull();
-  expect(await db.ledgerEntry.count({ where: { taskId: id } })).toBe(3);
-  expect((await db.user.findUniqueOrThrow({ where: { id: userId } })).credits).toBe(94);
+  expect(await prismaOf(db).ledgerEntry.count({ where: { taskId: id } })).toBe(3);
+  expect(await readCredits(db, userId)).toBe(94);
   await expectInvariant(userId, id);
 });
 
@@ -97,13 +98,13 @@ test("the worker's completion after the client's cancel changes nothing: the can
   expect(await settleTask(db, task, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 })).toMatchObject({ errorCode: Wf.Canceled, refundedCredits: 8 });
   // ... then the worker's terminal step for the same task, with the task as it had loaded it.
   expect(await settleTask(db, task, { status: TaskStatus.Completed, output: { image_urls: ["u"] }, charge: 8 })).toBeNull();
-  expect(await db.task.findUniqueOrThrow({ where: { id } })).toMatchObject({
+  expect((await findTask(db, id))!).toMatchObject({
     status: TaskStatus.Failed,
     errorCode: Wf.Canceled,
     chargedCredits: 0,
     output: null,
   });
-  expect((await db.user.findUniqueOrThrow({ where: { id: userId } })).credits).toBe(100);
+  expect(await readCredits(db, userId)).toBe(100);
   await expectInvariant(userId, id);
 });
 
@@ -118,8 +119,8 @@ test("one statement: the settlement reads nothing first; a caller's stale reserv
     // A reservation that is not the row's (never the case for a loaded task: it is fixed at insert) matches nothing.
     const other = await reservedTask(5);
     expect(await settleTask(counted, { id: other.id, reservedCredits: 4 }, { status: TaskStatus.Completed, output: {}, charge: 4 })).toBeNull();
-    expect((await db.task.findUniqueOrThrow({ where: { id: other.id } })).status).toBe(TaskStatus.InProgress);
-    expect(await db.ledgerEntry.count({ where: { taskId: other.id } })).toBe(1);
+    expect((await findTask(db, other.id))!.status).toBe(TaskStatus.InProgress);
+    expect(await prismaOf(db).ledgerEntry.count({ where: { taskId: other.id } })).toBe(1);
     await expectInvariant(userId, id);
   } finally {
     await counted.$disconnect();
@@ -132,14 +133,14 @@ test("with attempt 1's claim folded in: the delivery moves to in_progress and it
     { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 },
   ] as const) {
     const { userId, id, task } = await reservedTask(10);
-    await db.webhookDelivery.create({ data: { taskId: id, url: "https://hooks.test.example/h", status: "pending" } });
+    await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://hooks.test.example/h", status: "pending" } });
     const claims = [1, 2, 3].map(() => settleTask(db, task, outcome, { attemptId: newDeliveryId() }));
     const settled = (await Promise.all(claims)).filter((row) => row !== null);
     expect(settled).toHaveLength(1);
     expect(settled[0]!.firstClaim).toEqual({ requestedBy: null });
-    const delivery = await db.webhookDelivery.findUniqueOrThrow({ where: { taskId: id } });
+    const delivery = (await readDelivery(db, id))!;
     expect(delivery).toMatchObject({ status: "in_progress", attempts: 1, lastAttemptAt: settled[0]!.finishedAt });
-    const attempts = await db.webhookAttempt.findMany({ where: { taskId: id } });
+    const attempts = await prismaOf(db).webhookAttempt.findMany({ where: { taskId: id } });
     expect(attempts.map((row) => [row.attemptNo, row.startedAt.getTime(), row.outcome])).toEqual([[1, settled[0]!.finishedAt!.getTime(), null]]);
     await expectInvariant(userId, id);
     await forgetDelivery(id);
@@ -148,23 +149,23 @@ test("with attempt 1's claim folded in: the delivery moves to in_progress and it
 
 test("a folded claim claims nothing of a delivery that is not pending, nor of a task the settlement does not close", async () => {
   const a = await reservedTask(4);
-  await db.webhookDelivery.create({ data: { taskId: a.id, url: "https://hooks.test.example/h", status: "delivered", attempts: 1 } });
+  await prismaOf(db).webhookDelivery.create({ data: { taskId: a.id, url: "https://hooks.test.example/h", status: "delivered", attempts: 1 } });
   const settled = await settleTask(db, a.task, { status: TaskStatus.Completed, output: {}, charge: 4 }, { attemptId: newDeliveryId() });
   expect(settled?.firstClaim).toBeNull();
-  expect(await db.webhookAttempt.count({ where: { taskId: a.id } })).toBe(0);
+  expect(await prismaOf(db).webhookAttempt.count({ where: { taskId: a.id } })).toBe(0);
 
   const b = await reservedTask(4);
-  await db.webhookDelivery.create({ data: { taskId: b.id, url: "https://hooks.test.example/h", status: "pending" } });
+  await prismaOf(db).webhookDelivery.create({ data: { taskId: b.id, url: "https://hooks.test.example/h", status: "pending" } });
   await settleTask(db, b.task, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
   expect(await settleTask(db, b.task, { status: TaskStatus.Completed, output: {}, charge: 4 }, { attemptId: newDeliveryId() })).toBeNull();
-  expect((await db.webhookDelivery.findUniqueOrThrow({ where: { taskId: b.id } })).status).toBe("pending");
-  expect(await db.webhookAttempt.count({ where: { taskId: b.id } })).toBe(0);
+  expect((await readDelivery(db, b.id))!.status).toBe("pending");
+  expect(await prismaOf(db).webhookAttempt.count({ where: { taskId: b.id } })).toBe(0);
   await expectInvariant(b.userId, b.id);
   await Promise.all([forgetDelivery(a.id), forgetDelivery(b.id)]);
 });
 
 /** The run's database is shared with the delivery reconciler's tests: a terminal task's pending delivery or open attempt must not be left for them. */
 async function forgetDelivery(taskId: string) {
-  await db.webhookAttempt.deleteMany({ where: { taskId } });
-  await db.webhookDelivery.deleteMany({ where: { taskId } });
+  await prismaOf(db).webhookAttempt.deleteMany({ where: { taskId } });
+  await prismaOf(db).webhookDelivery.deleteMany({ where: { taskId } });
 }

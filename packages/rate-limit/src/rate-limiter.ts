@@ -1,7 +1,8 @@
 import type { RedisClient as Redis } from "@gen/queues";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
-import { gatherPerTurn, withDeadline } from "@gen/queues";
+import { gatherBatches } from "@gen/db";
+import { withDeadline } from "@gen/queues";
 
 export interface RateDecision {
   allowed: boolean;
@@ -71,8 +72,9 @@ export interface RateLimiterOptions {
   gather?: boolean;
 }
 
-// Takes per gathered script at most: a script blocks Redis while it runs.
-const MAX_TAKES_PER_CALL = 256;
+// Takes per gathered script at most (a script blocks Redis while it runs); every call goes out at
+// the end of its turn, however many are in flight, so the wait is never needed.
+const TAKE_BATCHES = { maxSize: 256, maxInFlight: Number.POSITIVE_INFINITY, maxWaitMs: 1 };
 
 // A limiter answer is one in-memory script: far below this unless Redis is hung (stopped, paused),
 // and then a poll must not wait for the connection's 2 s command time-out.
@@ -87,8 +89,9 @@ export class RateLimiter {
   private skipRedisUntil = 0;
   private readonly gather: boolean;
   // After the turn's I/O callbacks: every request that arrived in this turn has taken by then. One
-  // group (every key shares QUEUE_PREFIX's slot); a turn past the cap is sent as several calls.
-  private readonly enqueue = gatherPerTurn<0, PendingTake>(MAX_TAKES_PER_CALL, (_, takes) => this.flush(takes));
+  // batch (every key shares QUEUE_PREFIX's slot); a turn past the cap is sent as several calls, and
+  // no call waits for another (a take must not wait on a slow Redis call beyond its own deadline).
+  private readonly enqueue = gatherBatches<PendingTake>(TAKE_BATCHES, (takes) => this.flush(takes));
 
   constructor(
     redis: Redis,
@@ -115,7 +118,7 @@ export class RateLimiter {
     try {
       // A gathered call has one deadline for all its takes.
       reply = this.gather
-        ? await new Promise<Reply>((answer, fail) => this.enqueue(0, { key, intervalMs, burst: rate.burst, answer, fail }))
+        ? await new Promise<Reply>((answer, fail) => this.enqueue({ key, intervalMs, burst: rate.burst, answer, fail }))
         : await withDeadline(this.redis.gcra(key, intervalMs, rate.burst), DECISION_TIMEOUT_MS, "rate limiter");
     } catch (error) {
       this.skipRedisUntil = Date.now() + BREAKER_OPEN_MS;
@@ -139,8 +142,8 @@ export class RateLimiter {
     return decision as RateDecision & { local: boolean };
   }
 
-  private flush(takes: PendingTake[]): void {
-    void withDeadline(this.callGathered(takes), DECISION_TIMEOUT_MS, "rate limiter").then(
+  private flush(takes: PendingTake[]): Promise<void> {
+    return withDeadline(this.callGathered(takes), DECISION_TIMEOUT_MS, "rate limiter").then(
       (replies) => {
         for (let i = 0; i < takes.length; i++) takes[i]!.answer(replies[i]!);
       },

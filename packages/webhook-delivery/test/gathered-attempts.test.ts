@@ -4,6 +4,7 @@ import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import type { WebhookJobData } from "@gen/queues";
 import { claimAttempt, finishAttempt, loadAttemptDecision, workerFailure, type OpenAttempt } from "@gen/webhook-delivery";
+import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
 // The statements of an attempt through their gathering (gathered-statement.ts), against PostgreSQL:
 // a lone call is a batch of one of the one (batched) statement; calls made together share a
@@ -20,7 +21,7 @@ const deps = {
   webhookQueue: undefined as unknown as Queue<WebhookJobData>,
   now: () => new Date(),
 };
-beforeAll(() => db.user.create({ data: { id: userId, credits: 0 } }));
+beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 0 } }));
 afterAll(() => db.$disconnect());
 
 async function deliveryOf(delivery: { status: string; attempts?: number; nextAttemptAt?: Date | null }) {
@@ -28,8 +29,8 @@ async function deliveryOf(delivery: { status: string; attempts?: number; nextAtt
   const finishedAt = new Date();
   // Only what a decision and a claim read: a terminal task and its end.
   const task = { id, userId, endpoint: "images", model: "sim-image-1", status: "completed", input: {}, requestId: "req_1", billingMethod: "flat" };
-  await db.task.create({ data: { ...task, reservedCredits: 4, finishedAt } });
-  await db.webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
+  await prismaOf(db).task.create({ data: { ...task, reservedCredits: 4, finishedAt } });
+  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
   return { taskId: id, finishedAt };
 }
 
@@ -91,7 +92,7 @@ test("reports made together: of a result and `attempt_lost` for one attempt only
   ]);
   expect(reports.filter((report) => report !== null)).toHaveLength(1);
   const recorded = (await listAttempts(db, taskId))[0]!;
-  const delivery = await db.webhookDelivery.findUnique({ where: { taskId } });
+  const delivery = await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } });
   expect(delivery?.status).toBe(reports[0] ? "delivered" : "failed");
   expect(recorded.outcome).toBe(reports[0] ? "delivered" : "attempt_lost");
   // A lone report of the recorded attempt changes nothing either.

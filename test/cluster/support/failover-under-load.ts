@@ -65,7 +65,7 @@ export async function failoverUnderLoad(
   const report = await expectNothingLost(stack.db, receiver, [...earlierTaskIds, ...load.accepted]);
   expect(load.accepted.length).toBeGreaterThan(0);
   // Why any webhook ended `failed` (its attempts' outcomes), for the report.
-  const failed = await stack.db.$queryRaw<Array<{ line: string }>>`
+  const failed = await stack.db.$sql.rows<{ line: string }>`
     SELECT a.task_id || ': ' || string_agg(a.attempt_no || '@+' || (extract(epoch FROM a.started_at - t.finished_at) * 1000)::int || 'ms ' || coalesce(a.outcome, 'open'), ', ' ORDER BY a.attempt_no) AS line
       FROM webhook_deliveries d JOIN tasks t ON t.id = d.task_id JOIN webhook_attempts a ON a.task_id = d.task_id
      WHERE d.status = 'failed' GROUP BY a.task_id`;

@@ -1,5 +1,6 @@
 import type { Database } from "@gen/db";
 import type { HookReceiver } from "./hook-receiver.ts";
+import { prismaOf } from "../../support/prisma-fixtures.ts";
 
 export interface LossReport {
   tasks: number;
@@ -24,7 +25,7 @@ const NOT_SENT = new Set(["stale_claim", "blocked_private_address", "dns_failed"
 export async function waitSettled(db: Database, timeoutMs: number): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const [open] = await db.$queryRaw<Array<{ tasks: number; webhooks: number }>>`
+    const [open] = await db.$sql.rows<{ tasks: number; webhooks: number }>`
       SELECT (SELECT count(*)::int FROM tasks WHERE status NOT IN ('completed', 'failed') AND discarded_at IS NULL) AS tasks,
              (SELECT count(*)::int FROM webhook_deliveries d JOIN tasks t ON t.id = d.task_id
                WHERE d.status NOT IN ('delivered', 'failed') AND t.discarded_at IS NULL) AS webhooks`;
@@ -43,7 +44,7 @@ export async function waitSettled(db: Database, timeoutMs: number): Promise<numb
  * charge, at most one refund, reserve = charge + refund, matching the task's columns).
  */
 export async function expectNothingLost(db: Database, receiver: HookReceiver, acceptedTaskIds: readonly string[]): Promise<LossReport> {
-  const tasks = await db.task.findMany({
+  const tasks = await prismaOf(db).task.findMany({
     select: { id: true, status: true, discardedAt: true, webhookUrl: true, reservedCredits: true, chargedCredits: true, refundedCredits: true },
   });
   const byId = new Map(tasks.map((task) => [task.id, task]));
@@ -51,10 +52,10 @@ export async function expectNothingLost(db: Database, receiver: HookReceiver, ac
   const open = tasks.filter((task) => task.discardedAt === null && task.status !== "completed" && task.status !== "failed");
   expect(open.map((task) => `${task.id}:${task.status}`)).toEqual([]);
 
-  const deliveries = await db.webhookDelivery.findMany({ select: { taskId: true, status: true } });
+  const deliveries = await prismaOf(db).webhookDelivery.findMany({ select: { taskId: true, status: true } });
   const live = deliveries.filter((d) => byId.get(d.taskId)?.discardedAt === null);
   expect(live.filter((d) => d.status !== "delivered" && d.status !== "failed").map((d) => `${d.taskId}:${d.status}`)).toEqual([]);
-  const attempts = await db.webhookAttempt.findMany({ select: { taskId: true, outcome: true, finishedAt: true, requestedBy: true } });
+  const attempts = await prismaOf(db).webhookAttempt.findMany({ select: { taskId: true, outcome: true, finishedAt: true, requestedBy: true } });
   expect(attempts.filter((a) => a.finishedAt === null).map((a) => a.taskId)).toEqual([]);
 
   const problems: string[] = [];
@@ -80,9 +81,15 @@ export async function expectNothingLost(db: Database, receiver: HookReceiver, ac
   }
   expect(problems).toEqual([]);
 
-  const ledger = await db.$queryRaw<
-    Array<{ taskId: string; reserves: number; charges: number; refunds: number; reserved: number; charged: number; refunded: number }>
-  >`
+  const ledger = await db.$sql.rows<{
+    taskId: string;
+    reserves: number;
+    charges: number;
+    refunds: number;
+    reserved: number;
+    charged: number;
+    refunded: number;
+  }>`
     SELECT task_id AS "taskId",
            count(*) FILTER (WHERE kind = 'reserve')::int AS reserves, count(*) FILTER (WHERE kind = 'charge')::int AS charges,
            count(*) FILTER (WHERE kind = 'refund')::int AS refunds,
@@ -105,7 +112,7 @@ export async function expectNothingLost(db: Database, receiver: HookReceiver, ac
       row.refunded === (task.refundedCredits ?? 0);
     if (!ok) ledgerProblems.push(`${task.id}: ${JSON.stringify(row)} vs task ${task.reservedCredits}/${task.chargedCredits}/${task.refundedCredits}`);
   }
-  const balances = await db.$queryRaw<Array<{ id: string; credits: number; sum: number }>>`
+  const balances = await db.$sql.rows<{ id: string; credits: number; sum: number }>`
     SELECT u.id, u.credits, coalesce(sum(l.delta), 0)::int AS sum FROM users u LEFT JOIN ledger_entries l ON l.user_id = u.id GROUP BY u.id, u.credits`;
   for (const user of balances) if (user.credits !== user.sum) ledgerProblems.push(`${user.id}: balance ${user.credits}, ledger sum ${user.sum}`);
   expect(ledgerProblems).toEqual([]);

@@ -1,5 +1,5 @@
 import request from "supertest";
-import type { Database } from "@gen/db";
+import { insertOperator, type Database } from "@gen/db";
 import { newOperatorId } from "@gen/ids";
 import { hashPassword } from "@gen/passwords";
 import type { TestConsole } from "./test-console.ts";
@@ -22,7 +22,7 @@ export async function createOperator(
   password = "correct horse battery",
 ): Promise<{ email: string; password: string }> {
   if (!hashes.has(password)) hashes.set(password, hashPassword(password));
-  await db.operator.create({ data: { id: newOperatorId(), email, passwordHash: await hashes.get(password)! } });
+  await insertOperator(db, { id: newOperatorId(), email, passwordHash: await hashes.get(password)! });
   return { email, password };
 }
 
@@ -39,8 +39,11 @@ export function signInForm(res: request.Response): { cookie: string; token: stri
   return { cookie, token: /name="_csrf" value="([^"]+)"/.exec(res.text)![1]! };
 }
 
-/** Signs in through the real form (CSRF cookie, POST) and reads the session's CSRF token off a page. */
-export async function signIn(gw: TestConsole, operator?: { email: string; password: string }): Promise<ConsoleOperatorSession> {
+/** Signs in through the real form (CSRF cookie, POST) and reads the session's CSRF token off a page (the console app, or the gateway that mounts it). */
+export async function signIn(
+  gw: { app: Parameters<typeof request>[0]; deps: Pick<TestConsole["deps"], "db"> },
+  operator?: { email: string; password: string },
+): Promise<ConsoleOperatorSession> {
   const { email, password } = operator ?? (await createOperator(gw.deps.db));
   const form = signInForm(await request(gw.app).get("/console/sign-in").set("Accept", "text/html"));
   const res = await request(gw.app).post("/console/sign-in").set("Cookie", form.cookie).type("form").send({ _csrf: form.token, email, password });

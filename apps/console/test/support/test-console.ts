@@ -55,6 +55,6 @@ export async function createTestConsole(
 /** A user to own seeded tasks (the console never authenticates API users). */
 export async function createUser(db: Database, credits = 1000): Promise<{ userId: string }> {
   const userId = newUserId();
-  await db.user.create({ data: { id: userId, credits } });
+  await db.$kysely.insertInto("users").values({ id: userId, credits }).execute();
   return { userId };
 }

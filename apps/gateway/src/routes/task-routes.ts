@@ -45,12 +45,10 @@ export function pollRoute(deps: GatewayDeps): HotRoute {
 }
 
 /**
- * GET /api/v1/tasks (the caller's own tasks, a page at a time), POST /api/v1/tasks/{id}/cancel,
- * and the poll route for targets the fast path leaves to Express.
+ * GET /api/v1/tasks (the caller's own tasks, a page at a time), POST /api/v1/tasks/{id}/cancel.
  */
-export function taskRoutes(deps: GatewayDeps, poll: HotRoute): Router {
+export function taskRoutes(deps: GatewayDeps): Router {
   const router = Router();
-  router.get(poll.path, ...poll.handlers);
   router.get("/api/v1/tasks", authenticate(deps), rateLimit(deps, "poll", deps.config.pollRate), async (req, res) => {
     const query = parseTaskListQuery(req.query, context(res).userId!);
     // One row more than the page: whether it exists decides next_cursor, so the last page says so.

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, ensureUser, inTransaction, insertApiKey, revokeApiKey, type Database } from "@gen/db";
+import { createDatabase, ensureUser, inTransaction, insertApiKey, readCredits, revokeApiKey, type Database } from "@gen/db";
 import { hashApiKey, newApiKey, newKeyId, newUserId } from "@gen/ids";
 import { checkLedger, grantCredits } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
@@ -97,12 +97,26 @@ export async function revokeKeys(user: TestUser, ...gateways: TestGateway[]): Pr
 
 /** Balance and task count of a user: what a refused request must leave untouched. */
 export async function snapshot(db: Database, userId: string) {
-  const [user, tasks, ledger] = await Promise.all([
-    db.user.findUniqueOrThrow({ where: { id: userId } }),
-    db.task.count({ where: { userId } }),
-    db.ledgerEntry.count({ where: { userId } }),
-  ]);
-  return { credits: user.credits, tasks, ledger };
+  const count = (table: "tasks" | "ledger_entries") =>
+    db.$kysely
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("user_id", "=", userId)
+      .executeTakeFirstOrThrow()
+      .then((row) => Number(row.n));
+  const [credits, tasks, ledger] = await Promise.all([readCredits(db, userId), count("tasks"), count("ledger_entries")]);
+  return { credits: credits!, tasks, ledger };
+}
+
+/** The user's tasks a poll can see (a discarded submission's task is hidden). */
+export async function visibleTaskCount(db: Database, userId: string): Promise<number> {
+  const row = await db.$kysely
+    .selectFrom("tasks")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("user_id", "=", userId)
+    .where("discarded_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /**
@@ -110,9 +124,13 @@ export async function snapshot(db: Database, userId: string) {
  * reserve = charge + refund; the whole invariant as `pnpm admin ledger-check --user` checks it.
  */
 export async function expectLedgerInvariant(db: Database, userId: string): Promise<void> {
-  const user = await db.user.findUniqueOrThrow({ where: { id: userId } });
-  const sum = await db.ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
-  expect(sum._sum.delta ?? 0).toBe(user.credits);
+  const credits = await readCredits(db, userId);
+  const sum = await db.$kysely
+    .selectFrom("ledger_entries")
+    .select((eb) => eb.fn.sum<string | null>("delta").as("sum"))
+    .where("user_id", "=", userId)
+    .executeTakeFirstOrThrow();
+  expect(Number(sum.sum ?? 0)).toBe(credits);
   expect(await checkLedger(db, { userId })).toEqual([]);
 }
 

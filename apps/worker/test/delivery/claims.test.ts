@@ -2,6 +2,7 @@ import { newDeliveryId } from "@gen/ids";
 import { claimAttempt, enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
 
 const RETRY_MS = 400;
 const FINAL_MS = 3_200;
@@ -43,7 +44,7 @@ test("attempts claimed too late for their window are stale_claim and not sent; a
 test("attempt 3 claimed more than 60 s after it was due is stale_claim, and the delivery is failed", async () => {
   const taskId = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 120_000) });
   const due = new Date(Date.now() - 61_000);
-  await fx.db.webhookAttempt.createMany({
+  await prismaOf(fx.db).webhookAttempt.createMany({
     data: [
       {
         id: newDeliveryId(),
@@ -67,7 +68,7 @@ test("attempt 3 claimed more than 60 s after it was due is stale_claim, and the 
       },
     ],
   });
-  await fx.db.webhookDelivery.update({
+  await prismaOf(fx.db).webhookDelivery.update({
     where: { taskId },
     data: { status: "in_progress", attempts: 2, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(Date.now() - 78_000), nextAttemptAt: due },
   });

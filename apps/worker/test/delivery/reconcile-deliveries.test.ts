@@ -6,6 +6,7 @@ import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
 
 const RETRY_MS = 1_000;
 const GRACE_MS = 300;
@@ -51,7 +52,7 @@ async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: n
   const from = options.from ?? new Date();
   const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(options.finishedAgoMs, from) });
   for (let no = 1; no < attemptNo; no++) {
-    await fx.db.webhookAttempt.create({
+    await prismaOf(fx.db).webhookAttempt.create({
       data: {
         id: newDeliveryId(),
         taskId,
@@ -64,8 +65,8 @@ async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: n
       },
     });
   }
-  const attempt = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs, from) } });
-  await fx.db.webhookDelivery.update({
+  const attempt = await prismaOf(fx.db).webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs, from) } });
+  await prismaOf(fx.db).webhookDelivery.update({
     where: { taskId },
     data: {
       status: "in_progress",
@@ -84,7 +85,7 @@ test("(a) a terminal task whose hand-off never happened gets attempt 1; fresh, u
   const stranded = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, now) });
   const fresh = await fx.createTask({ url: hookUrl(ok.port), finishedAt: now });
   const running = await fx.createTask({ url: hookUrl(ok.port) });
-  await fx.db.task.update({ where: { id: running }, data: { status: "in_progress", finishedAt: null } });
+  await prismaOf(fx.db).task.update({ where: { id: running }, data: { status: "in_progress", finishedAt: null } });
   const queued = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, now) });
   await fx.handOff(queued);
 
@@ -219,7 +220,7 @@ test("(c) a lost attempt 3 ends the delivery as failed", async () => {
 
 test("(b) a manual redelivery whose job was lost is enqueued once due, and sent once", async () => {
   const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(60_000) });
-  await fx.db.webhookDelivery.update({
+  await prismaOf(fx.db).webhookDelivery.update({
     where: { taskId },
     data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: ago(50_000) },
   });
@@ -243,9 +244,15 @@ test("(c) a manual attempt 2 that never finished is attempt_lost; the delivery i
   const { taskId, attempt } = await seedOpenAttempt(2, { finishedAgoMs: 60_000, startedAgoMs: 8_000 });
   // Attempt 1 had been delivered; the operator sent it again.
   const deliveredAt = ago(59_000);
-  await fx.db.webhookAttempt.updateMany({ where: { taskId, attemptNo: 1 }, data: { outcome: "delivered", responseStatus: 200, finishedAt: deliveredAt } });
-  await fx.db.webhookAttempt.update({ where: { id: attempt.id }, data: { requestedBy: "alice" } });
-  await fx.db.webhookDelivery.update({ where: { taskId }, data: { redeliveryRequestedBy: "alice", deliveredAt, lastError: null, responseStatus: 200 } });
+  await prismaOf(fx.db).webhookAttempt.updateMany({
+    where: { taskId, attemptNo: 1 },
+    data: { outcome: "delivered", responseStatus: 200, finishedAt: deliveredAt },
+  });
+  await prismaOf(fx.db).webhookAttempt.update({ where: { id: attempt.id }, data: { requestedBy: "alice" } });
+  await prismaOf(fx.db).webhookDelivery.update({
+    where: { taskId },
+    data: { redeliveryRequestedBy: "alice", deliveredAt, lastError: null, responseStatus: 200 },
+  });
 
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
   // The API keeps showing the delivering attempt 1; the row records the lost resend.

@@ -4,6 +4,7 @@ import { renderTask } from "@gen/task-render";
 import { enqueueWebhookAttempt, requestRedelivery } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
 
 const RETRY_MS = 200;
 const FINAL_MS = 4_400;
@@ -137,7 +138,7 @@ test("only a finished delivery can be sent again; unknown tasks and tasks withou
   // Waiting for its scheduled attempt 2.
   answer = 500;
   const waiting = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 1_000) });
-  await fx.db.webhookDelivery.update({
+  await prismaOf(fx.db).webhookDelivery.update({
     where: { taskId: waiting },
     data: { status: "in_progress", attempts: 1, lastError: "http_500", responseStatus: 500, nextAttemptAt: new Date(Date.now() + 60_000) },
   });
@@ -146,8 +147,8 @@ test("only a finished delivery can be sent again; unknown tasks and tasks withou
 
   expect(await redeliver("task_00000000000000000000000000000000")).toEqual({ ok: false, reason: "unknown_task" });
   const plain = await fx.createTask({ url: hookUrl(receiver.port) });
-  await fx.db.webhookDelivery.delete({ where: { taskId: plain } });
-  await fx.db.task.update({ where: { id: plain }, data: { webhookUrl: null } });
+  await prismaOf(fx.db).webhookDelivery.delete({ where: { taskId: plain } });
+  await prismaOf(fx.db).task.update({ where: { id: plain }, data: { webhookUrl: null } });
   expect(await redeliver(plain)).toEqual({ ok: false, reason: "no_webhook" });
   expect(postsFor(pending)).toHaveLength(0);
   expect(postsFor(waiting)).toHaveLength(0);
@@ -184,8 +185,8 @@ test("a manual attempt whose worker died before reporting is attempt_lost, not r
   const before = await fx.delivery(taskId);
   // What a worker killed mid-attempt leaves: the claim committed, the attempt open.
   const startedAt = new Date(Date.now() - 500);
-  const open = await fx.db.webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: 2, startedAt, requestedBy: "alice" } });
-  await fx.db.webhookDelivery.update({
+  const open = await prismaOf(fx.db).webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: 2, startedAt, requestedBy: "alice" } });
+  await prismaOf(fx.db).webhookDelivery.update({
     where: { taskId },
     data: { status: "in_progress", attempts: 2, lastAttemptAt: startedAt, redeliveryRequestedBy: "alice" },
   });
@@ -210,7 +211,7 @@ test("a manual attempt whose worker died before reporting is attempt_lost, not r
 test("a manual request picked up more than its window late is stale_claim, and nothing is sent", async () => {
   answer = 500;
   const taskId = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 600_000) });
-  await fx.db.webhookDelivery.update({
+  await prismaOf(fx.db).webhookDelivery.update({
     where: { taskId },
     data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: new Date(Date.now() - 300_000) },
   });

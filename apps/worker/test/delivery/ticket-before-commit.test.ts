@@ -15,6 +15,7 @@ import { createInlineAttempts } from "../../src/delivery/inline-attempt.ts";
 import { renderTaskBody } from "../../src/delivery/render-body.ts";
 import { hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { inlineLifecycle } from "./helpers/inline-lifecycle.ts";
+import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
 
 const CAP = 2;
 let fx: DeliveryFixture;
@@ -40,8 +41,8 @@ function handOffDeps(hostSlots: HostSlots = createDeliveryHostSlots(fx.redis, fx
 /** A running task (4 credits reserved) with its `pending` delivery, as the submission left it. */
 async function runningTask(url: string): Promise<{ id: string; userId: string; webhookUrl: string; reservedCredits: number }> {
   const id = newTaskId();
-  const userId = (await fx.db.user.findFirstOrThrow()).id;
-  await fx.db.task.create({
+  const userId = (await prismaOf(fx.db).user.findFirstOrThrow()).id;
+  await prismaOf(fx.db).task.create({
     data: {
       id,
       userId,
@@ -56,7 +57,7 @@ async function runningTask(url: string): Promise<{ id: string; userId: string; w
       startedAt: new Date(),
     },
   });
-  await fx.db.webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
+  await prismaOf(fx.db).webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
   return { id, userId, webhookUrl: url, reservedCredits: 4 };
 }
 
@@ -162,8 +163,8 @@ test("the claim folded into the settlement reads the task as the separate claim 
     const folded = claimedWithSettlement(request, (await settleTask(fx.db, task, outcome(task.id), request))!)!;
     expect(folded).not.toBeNull();
     // The same attempt claimed again by the job path's statement (the delivery put back as it was).
-    await fx.db.webhookAttempt.deleteMany({ where: { taskId: task.id } });
-    await fx.db.webhookDelivery.update({ where: { taskId: task.id }, data: { status: "pending", attempts: 0, lastAttemptAt: null } });
+    await prismaOf(fx.db).webhookAttempt.deleteMany({ where: { taskId: task.id } });
+    await prismaOf(fx.db).webhookDelivery.update({ where: { taskId: task.id }, data: { status: "pending", attempts: 0, lastAttemptAt: null } });
     const separate = (await claimAttempt(fx.db, task.id, 1, folded.startedAt))!;
     expect(folded.task).toEqual(separate.task);
     expect(folded.requestedBy).toBe(separate.requestedBy);

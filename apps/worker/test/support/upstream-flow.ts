@@ -10,6 +10,7 @@ import { createRedis } from "@gen/queues";
 import { createDownloadGuard, createStorage } from "@gen/storage";
 import { createTestGateway, createUser, type TestGateway, type TestUser } from "../../../gateway/test/support/test-gateway.ts";
 import { createGenerationWorker } from "../../src/generation/create-generation-worker.ts";
+import { findTask } from "@gen/db";
 
 /**
  * An upstream the test drives: every submit is recorded (with the callback address it was given),
@@ -148,7 +149,7 @@ export async function startUpstreamFlow(
       return body.id;
     },
     async status(taskId) {
-      const row = await gateway.deps.db.task.findUniqueOrThrow({ where: { id: taskId } });
+      const row = (await findTask(gateway.deps.db, taskId))!;
       return { status: row.status, startedAt: row.startedAt, upstreamCallback: row.upstreamCallback, errorCode: row.errorCode };
     },
     async close() {

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, findTask, readDelivery, type Task, type WebhookAttempt, type WebhookDelivery } from "@gen/db";
+import { createDatabase, findTask, readDelivery, type Task } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
@@ -14,6 +14,7 @@ import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions }
 import { renderTaskBody } from "../../../src/delivery/render-body.ts";
 import { deleteKeysUnder } from "../../../../../test/support/redis-keys.ts";
 import { testPrefix } from "../../../../../test/support/run-scope.ts";
+import { prismaOf, type WebhookAttempt, type WebhookDelivery } from "../../../../../test/support/prisma-fixtures.ts";
 
 /** The receiver's name; the injected resolver maps it to 127.0.0.1, the only allowed address. */
 export const HOST = "hooks.test.example";
@@ -72,7 +73,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
   const lookup = fakeResolver((hostname) => (hostname === HOST ? ["127.0.0.1"] : hostname === BLOCKED_HOST ? ["127.0.0.2"] : { code: "ENOTFOUND" }));
   const sender: WebhookSender = createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs, lookup, ca: ca.cert });
   const userId = newUserId();
-  await db.user.create({ data: { id: userId, credits: 0 } });
+  await prismaOf(db).user.create({ data: { id: userId, credits: 0 } });
   const workers: DeliveryWorker[] = [];
 
   return {
@@ -106,7 +107,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     async createTask(task: TaskOptions): Promise<string> {
       const id = newTaskId();
       const failed = task.status === "failed";
-      await db.task.create({
+      await prismaOf(db).task.create({
         data: {
           id,
           userId,
@@ -127,7 +128,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
           finishedAt: task.finishedAt ?? new Date(),
         },
       });
-      await db.webhookDelivery.create({ data: { taskId: id, url: task.url, status: "pending" } });
+      await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: task.url, status: "pending" } });
       return id;
     },
 
@@ -135,12 +136,12 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     handOff: (taskId: string) => enqueueWebhookAttempt(queue, taskId, 1, 0),
 
     task: async (taskId: string): Promise<Task> => (await findTask(db, taskId))!,
-    delivery: (taskId: string): Promise<WebhookDelivery> => db.webhookDelivery.findUniqueOrThrow({ where: { taskId } }),
-    attempts: (taskId: string): Promise<WebhookAttempt[]> => db.webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
+    delivery: (taskId: string): Promise<WebhookDelivery> => prismaOf(db).webhookDelivery.findUniqueOrThrow({ where: { taskId } }),
+    attempts: (taskId: string): Promise<WebhookAttempt[]> => prismaOf(db).webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
 
     /** The `webhook` object of `GET /api/v1/tasks/{id}?include=webhook`, rendered as the gateway does. */
     async webhookObject(taskId: string): Promise<Record<string, unknown>> {
-      const [task, delivery] = await Promise.all([db.task.findUniqueOrThrow({ where: { id: taskId } }), readDelivery(db, taskId)]);
+      const [task, delivery] = await Promise.all([prismaOf(db).task.findUniqueOrThrow({ where: { id: taskId } }), readDelivery(db, taskId)]);
       return JSON.parse(JSON.stringify(taskObject(task, { webhook: delivery }).webhook)) as Record<string, unknown>;
     },
 
