@@ -149,10 +149,15 @@ async function validForADay(certFile) {
   );
 }
 
-/** A webhook_url cannot name a port, so :443, on a 127/8 address of its own (or DEMO_WEBHOOK_ADDRESS). */
+/**
+ * A webhook_url cannot name a port, so :443, on a 127/8 address of its own (or DEMO_WEBHOOK_ADDRESS)
+ * so that other listeners on :443 are left alone; 127.0.0.1 where the system has no other loopback
+ * address (macOS configures only that one).
+ */
 async function listenOn443({ key, cert }) {
+  let onlyLocalhost = false;
   for (let tries = 0; ; tries++) {
-    const address = wantedAddress ?? `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+    const address = wantedAddress ?? (onlyLocalhost ? "127.0.0.1" : `127.${randomInt(16, 250)}.${randomInt(0, 256)}.${randomInt(1, 255)}`);
     const server = https.createServer({ key, cert });
     const error = await new Promise((resolve) => {
       server.once("error", resolve);
@@ -162,10 +167,14 @@ async function listenOn443({ key, cert }) {
     if (error.code === "EACCES") {
       fail(
         "listening on :443 needs privileges here: run as root, or allow unprivileged ports once with " +
-          "`sudo sysctl net.ipv4.ip_unprivileged_port_start=443` (Linux; macOS needs nothing)",
+          "`sudo sysctl net.ipv4.ip_unprivileged_port_start=443` (Linux; macOS 10.14 and later needs nothing)",
       );
     }
-    if (error.code !== "EADDRINUSE" || wantedAddress !== undefined || tries >= 10) fail(`cannot listen on ${address}:443: ${error.message}`);
+    if (error.code === "EADDRNOTAVAIL" && wantedAddress === undefined && !onlyLocalhost) {
+      onlyLocalhost = true;
+      continue;
+    }
+    if (error.code !== "EADDRINUSE" || wantedAddress !== undefined || onlyLocalhost || tries >= 10) fail(`cannot listen on ${address}:443: ${error.message}`);
   }
 }
 

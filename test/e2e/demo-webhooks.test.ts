@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import https from "node:https";
 import os from "node:os";
 import path from "node:path";
@@ -78,6 +78,7 @@ maybe("pnpm demo:webhooks", () => {
     if (demo && demo.exitCode === null) demo.kill("SIGKILL");
     if (env?.QUEUE_PREFIX) await deletePrefixAt(env.REDIS_URL ?? "redis://127.0.0.1:6379", env.QUEUE_PREFIX);
     await database?.drop();
+    for (const dir of [env?.STORAGE_DIR, env?.DEMO_STATE_DIR]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test("the sample task's webhook arrives through the service on loopback, printed and verified with the key", async () => {

@@ -1,4 +1,4 @@
-// A webhook gets this many scheduled attempts (docs/api.md#webhook-schedule); a manual redelivery
+// A webhook gets this many scheduled attempts (docs/api.md#webhook-delivery-schedule); a manual redelivery
 // is one more attempt outside the schedule.
 export const SCHEDULED_ATTEMPTS = 3;
 
