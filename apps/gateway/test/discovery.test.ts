@@ -17,7 +17,11 @@ beforeAll(async () => {
     submitted.push((await request(gw.app).post(path).set("Authorization", user.auth).send(body)).body.id);
   }
   await request(gw.app).post("/api/v1/images/generations").set("Authorization", other.auth).send({ model: "sim-image-1", prompt: "theirs" });
-  await gw.deps.db.task.update({ where: { id: submitted[2]! }, data: { status: "failed", errorCode: 80003, errorMessage: "x", chargedCredits: 0 } });
+  await gw.deps.db.$kysely
+    .updateTable("tasks")
+    .set({ status: "failed", error_code: 80003, error_message: "x", charged_credits: 0 })
+    .where("id", "=", submitted[2]!)
+    .execute();
 });
 afterAll(() => gw.close());
 
