@@ -76,12 +76,12 @@ function unexpected(route: Route): Provider {
 
 function deps(registry: (route: Route) => Provider, env: Record<string, string> = {}, extra: Partial<GenerationDeps> = {}): GenerationDeps {
   return {
-    ...extra,
     config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL, ...env }),
     db,
     catalog,
     providers: registry,
     logger: createLogger("worker-test", "silent"),
+    ...extra,
   } as unknown as GenerationDeps;
 }
 
@@ -271,7 +271,10 @@ test("outputs that cannot be stored fail 80005 with the step and the storage or 
     },
   };
   const stored = await task({ endpoint: "images", model: "routed-image", input: { prompt: "a lighthouse" } });
-  expect(await generationStep(deps(full.registry, {}, { storage } as unknown as Partial<GenerationDeps>), stored)).toBeUndefined();
+  const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+  const quiet = () => {};
+  const logger = { debug: quiet, info: quiet, error: quiet, warn: (message: string, fields: Record<string, unknown>) => warnings.push({ message, fields }) };
+  expect(await generationStep(deps(full.registry, {}, { storage, logger } as unknown as Partial<GenerationDeps>), stored)).toBeUndefined();
   const failed = await row(stored);
   expect(failed).toMatchObject({
     status: "failed",
@@ -284,8 +287,9 @@ test("outputs that cannot be stored fail 80005 with the step and the storage or 
       message: "storing outputs failed: ENOSPC: no space left on device, write",
     },
   });
-  // The client's error is the code's own message: the cause stays on the operator's side.
+  // The client's error is the code's own message: the cause stays on the operator's side, and in the worker's log line.
   expect(failed.errorMessage).not.toContain("ENOSPC");
+  expect(warnings.find((w) => w.message === "task failed")?.fields).toMatchObject({ task_id: stored, code: 80005, cause: failed.failureCause });
 
   // An upstream URL the download guard refuses (loopback) fails at the download, before any write.
   const remote = routes({ replicate: { submit: async () => ({ upstreamId: "r-d", result: { state: "completed", urls: ["http://127.0.0.1:9/out.png"] } }) } });
