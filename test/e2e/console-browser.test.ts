@@ -1,5 +1,3 @@
-import os from "node:os";
-import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { newOperatorId } from "@gen/ids";
 import { hashPassword } from "@gen/passwords";
@@ -8,6 +6,7 @@ import { resolverFor } from "../../packages/webhook-sender/test/helpers/fake-res
 import { answerWith, startReceiver, type Receiver } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { launchChromium } from "./chromium.ts";
+import { keepScreenshot } from "./screenshots.ts";
 import { startStack, type Stack } from "./stack.ts";
 import { prismaOf } from "../support/prisma-fixtures.ts";
 
@@ -128,7 +127,7 @@ maybe("operations console in Chromium", () => {
     });
     expect(forged.status()).toBe(403);
     expect((await forged.json()).error.code).toBe(10006);
-    await page.screenshot({ path: path.join(os.tmpdir(), "console-delivery.png"), fullPage: true });
+    await keepScreenshot(page, "console-delivery");
     await context.close();
     expect((await stack.get(user.auth, `/api/v1/tasks/${taskId}?include=webhook`)).body.webhook.attempts).toBe(4);
   }, 60_000);
@@ -188,7 +187,7 @@ maybe("operations console in Chromium", () => {
     await page.goto(`${stack.baseUrl}/console/queues`);
     await page.getByText("webhook-delivery").first().waitFor({ timeout: 15_000 });
     await page.getByText("generation").first().waitFor({ timeout: 5_000 });
-    await page.screenshot({ path: path.join(os.tmpdir(), "console-queues.png"), fullPage: true });
+    await keepScreenshot(page, "console-queues");
     // bull-board asks Google Fonts for its typeface; the CSP keeps operators' browsers off third parties.
     expect(errors.filter((e) => !e.includes("https://fonts.googleapis.com/"))).toEqual([]);
     await context.close();

@@ -45,7 +45,7 @@ test("two processes behind one port serve submissions and polls; metrics merged;
   expect(polled.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
 
   const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
-  const served = [...metrics.matchAll(/^http_requests_total\{[^}]*route="\/api\/v1\/(images\/generations|tasks\/:id)"[^}]*\} (\d+)/gm)].reduce(
+  const served = [...metrics.matchAll(/^gen_http_requests_total\{[^}]*route="\/api\/v1\/(images\/generations|tasks\/:id)"[^}]*\} (\d+)/gm)].reduce(
     (sum, m) => sum + Number(m[2]),
     0,
   );

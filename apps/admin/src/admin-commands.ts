@@ -13,17 +13,19 @@ export function credits(raw: string | undefined, allowZero: boolean): number {
   return value;
 }
 
-/** Creates the user when --user is absent (or unknown), grants the credits, returns the new key once. */
+/** Creates the user when --user is absent (or unknown), grants the credits, returns the new key once, with its id. */
 export async function createKey(db: Database, amount: number, userId: string | undefined) {
   if (userId !== undefined && !USER_ID.test(userId)) throw new UsageError("--user must be 1-64 characters of [A-Za-z0-9_-]");
   const id = userId ?? newUserId();
   const apiKey = newApiKey();
+  const keyId = newKeyId();
   await inTransaction(db, async (tx) => {
     await ensureUser(tx, id);
     if (amount > 0) await grantCredits(tx, id, amount);
-    await insertApiKey(tx, { id: newKeyId(), userId: id, keyHash: hashApiKey(apiKey) });
+    await insertApiKey(tx, { id: keyId, userId: id, keyHash: hashApiKey(apiKey) });
   });
-  return { user_id: id, api_key: apiKey };
+  // The key id is what list-keys, show-user and revoke-key --key-id name it by later.
+  return { user_id: id, api_key: apiKey, key_id: keyId };
 }
 
 const KEY_ID = /^key_[0-9a-f]{24}$/;

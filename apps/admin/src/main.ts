@@ -1,6 +1,7 @@
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import { addCredits, createKey, credits, ledgerCheck, listKeys, revokeKey, type KeyToRevoke } from "./admin-commands.ts";
+import { findTaskCommand, showUser } from "./lookup-commands.ts";
 import { createOperator, disableOperator, readPassword, resetOperatorPassword } from "./operator-commands.ts";
 import { UsageError, parseArgs, type ParsedArgs } from "./parse-args.ts";
 import { readStdin } from "./read-stdin.ts";
@@ -10,6 +11,8 @@ const USAGE = `usage:
   pnpm admin revoke-key              (the key on stdin: echo "$KEY" | pnpm admin revoke-key)
   pnpm admin revoke-key --key-id <key_id>
   pnpm admin list-keys --user <user_id>
+  pnpm admin show-user --user <user_id>        (balance and keys)
+  pnpm admin find-task --task <task_id>         (or --request <request_id>: the req_... a client quotes)
   pnpm admin add-credits --user <user_id> --credits <n>
   OPERATOR_PASSWORD=… pnpm admin create-operator --email <email>   (or the password on stdin)
   OPERATOR_PASSWORD=… pnpm admin reset-operator-password --email <email>
@@ -33,6 +36,12 @@ async function main(): Promise<void> {
         break;
       case "list-keys":
         result = await listKeys(db, args.flags.user);
+        break;
+      case "show-user":
+        result = await showUser(db, args.flags.user);
+        break;
+      case "find-task":
+        result = await findTaskCommand(db, { task: args.flags.task, request: args.flags.request });
         break;
       case "add-credits":
         result = await addCredits(db, args.flags.user, credits(args.flags.credits, false));

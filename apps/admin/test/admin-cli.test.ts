@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { hashApiKey } from "@gen/ids";
+import { hashApiKey, newRequestId, newTaskId } from "@gen/ids";
 import { createDatabase, listenForKeyRevocations, findKeyByHash, readCredits } from "@gen/db";
 
 const run = promisify(execFile);
@@ -35,11 +35,13 @@ test("create-key prints exactly one JSON line and grants the credits through the
   expect(stdout.endsWith("\n")).toBe(true);
   expect(stdout.trimEnd().split("\n")).toHaveLength(1);
   const out = JSON.parse(stdout);
-  expect(Object.keys(out)).toEqual(["user_id", "api_key"]);
+  expect(Object.keys(out)).toEqual(["user_id", "api_key", "key_id"]);
   expect(out.api_key).toMatch(/^sk_[0-9A-Za-z]{40}$/);
+  expect(out.key_id).toMatch(/^key_[0-9a-f]{24}$/);
   expect(await readCredits(db, out.user_id)).toBe(250);
   const key = (await findKeyByHash(db, hashApiKey(out.api_key)))!;
   expect(key.userId).toBe(out.user_id);
+  expect(key.id).toBe(out.key_id);
   // Only the hash is stored.
   const rows = await db.$sql.query(`SELECT 1 FROM api_keys WHERE key_hash = $1 OR id = $1`, [out.api_key]).then((result) => result.rows);
   expect(rows).toHaveLength(0);
@@ -149,3 +151,54 @@ test("bad usage exits 2 with a message on stderr and nothing on stdout", async (
   // Ten `pnpm admin` runs, each starting pnpm and tsx: 1-2 s apiece on an idle machine, up to 15 s
   // on a loaded one (this case timed out at 60 s under a load average of 5).
 }, 180_000);
+
+test("show-user prints the balance and the keys; find-task finds a task by id or request id, with its cause", async () => {
+  const created = JSON.parse((await admin("create-key", "--credits", "30")).stdout);
+  const shown = await admin("show-user", "--user", created.user_id);
+  expect(JSON.parse(shown.stdout)).toEqual({
+    user_id: created.user_id,
+    credits: 30,
+    keys: [{ key_id: created.key_id, created_at: expect.any(String), revoked_at: null }],
+  });
+
+  const taskId = newTaskId();
+  const requestId = newRequestId();
+  const cause = { step: "submit", provider: "fal", upstreamModel: "fal-ai/flux", message: "connect ECONNREFUSED", code: "ECONNREFUSED" };
+  await db.$kysely
+    .insertInto("tasks")
+    .values({
+      id: taskId,
+      user_id: created.user_id,
+      endpoint: "images",
+      model: "sim-image-1",
+      status: "failed",
+      input: "{}",
+      error_code: 80001,
+      request_id: requestId,
+      billing_method: "flat",
+      reserved_credits: 1,
+      failure_cause: JSON.stringify(cause),
+    })
+    .execute();
+  const byId = JSON.parse((await admin("find-task", "--task", taskId)).stdout);
+  const byRequest = JSON.parse((await admin("find-task", "--request", requestId)).stdout);
+  expect(byRequest).toEqual(byId);
+  expect(byId.tasks).toEqual([
+    expect.objectContaining({ id: taskId, user_id: created.user_id, request_id: requestId, status: "failed", error_code: 80001, failure_cause: cause }),
+  ]);
+
+  // Unknown and malformed input: a message and a failing exit code, never a stack trace or a query with it.
+  for (const args of [
+    ["show-user", "--user", "usr_nobody"],
+    ["show-user", "--user", "x'; drop table users; --"],
+    ["show-user"],
+    ["find-task", "--task", newTaskId()],
+    ["find-task", "--request", "req_' OR 1=1"],
+    ["find-task", "--task", taskId, "--request", requestId],
+    ["find-task"],
+  ]) {
+    const failed = await admin(...args);
+    expect({ args, code: failed.code, stdout: failed.stdout }).toEqual({ args, code: 2, stdout: "" });
+    expect(failed.stderr).not.toMatch(/\n\s+at /);
+  }
+}, 60_000);

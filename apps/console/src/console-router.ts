@@ -8,6 +8,7 @@ import { cookiesAreSecure } from "./cookies.ts";
 import { csrfCheck, signInCsrf } from "./csrf.ts";
 import { deliveryConsoleRoutes } from "./deliveries/index.ts";
 import { formBody } from "./form-body.ts";
+import { taskConsoleRoutes } from "./tasks/index.ts";
 import { queueDashboard } from "./queue-dashboard.ts";
 import { PreSignInSessions } from "./pre-sign-in-session.ts";
 import { queueOriginCheck } from "./queue-origin-check.ts";
@@ -66,6 +67,7 @@ export function createConsoleRouter(deps: ConsoleDeps, { baseUrl }: ConsoleRoute
     ui.page(res, { title: "Operations console", view: "home", data: { queues: counts, states: STATES } });
   });
   router.use("/deliveries", deliveryConsoleRoutes(deps, ui));
+  router.use("/tasks", taskConsoleRoutes(deps, ui));
   router.use(consoleNotFound(ui));
   router.use(consoleErrorPage(ui));
   return router;

@@ -21,7 +21,9 @@ export interface ConsoleUi {
 
 const NAV: [string, string][] = [
   ["/console", "Home"],
+  ["/console/tasks", "Tasks"],
   ["/console/deliveries", "Deliveries"],
+  ["/console/deliveries/failing", "Failing webhooks"],
   ["/console/queues", "Queues"],
 ];
 

@@ -18,6 +18,9 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
+/** A metric's name as the gateway exports it: with METRICS_PREFIX (gen_ by default). */
+const m = (name: string) => `${gw.deps.config.metricsPrefix}${name}`;
+
 const sample = (body: string, name: string, labels: string): number | undefined => {
   const line = body.split("\n").find((l) => l.startsWith(`${name}{${labels}} `));
   return line === undefined ? undefined : Number(line.split(" ").pop());
@@ -43,24 +46,26 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
   expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
   const body = res.text;
 
-  expect(sample(body, "http_requests_total", 'method="POST",route="/api/v1/images/generations",status="202"')).toBe(1);
-  expect(sample(body, "http_requests_total", 'method="POST",route="/api/v1/images/generations",status="400"')).toBe(1);
-  expect(sample(body, "http_requests_total", 'method="GET",route="/api/v1/tasks/:id",status="200"')).toBe(2);
-  expect(sample(body, "http_requests_total", 'method="GET",route="/api/v1/tasks/:id",status="404"')).toBe(1);
-  expect(sample(body, "http_requests_total", 'method="GET",route="/api/v1/tasks/:id",status="401"')).toBe(1);
-  expect(sample(body, "http_requests_total", 'method="GET",route="unmatched",status="404"')).toBe(1);
-  expect(sample(body, "http_requests_total", 'method="POST",route="/api/v1/tasks/:id/cancel",status="200"')).toBe(1);
-  expect(sample(body, "http_request_duration_seconds_count", 'method="GET",route="/api/v1/tasks/:id",status="200"')).toBe(2);
+  expect(sample(body, m("http_requests_total"), 'method="POST",route="/api/v1/images/generations",status="202"')).toBe(1);
+  expect(sample(body, m("http_requests_total"), 'method="POST",route="/api/v1/images/generations",status="400"')).toBe(1);
+  expect(sample(body, m("http_requests_total"), 'method="GET",route="/api/v1/tasks/:id",status="200"')).toBe(2);
+  expect(sample(body, m("http_requests_total"), 'method="GET",route="/api/v1/tasks/:id",status="404"')).toBe(1);
+  expect(sample(body, m("http_requests_total"), 'method="GET",route="/api/v1/tasks/:id",status="401"')).toBe(1);
+  expect(sample(body, m("http_requests_total"), 'method="GET",route="unmatched",status="404"')).toBe(1);
+  expect(sample(body, m("http_requests_total"), 'method="POST",route="/api/v1/tasks/:id/cancel",status="200"')).toBe(1);
+  expect(sample(body, m("http_request_duration_seconds_count"), 'method="GET",route="/api/v1/tasks/:id",status="200"')).toBe(2);
 
   // Cancelling settles the task here, in the gateway; it never started, so it is not timed.
-  expect(sample(body, "tasks_finished_total", 'status="failed",code="80008"')).toBe(1);
-  expect(body).not.toMatch(/^generation_duration_seconds_count/m);
+  expect(sample(body, m("tasks_finished_total"), 'status="failed",code="80008",endpoint="images",model="sim-image-1",provider="none"')).toBe(1);
+  expect(body).not.toContain(`${m("generation_duration_seconds_count")}`);
+  expect(body).toMatch(new RegExp(`^${m("build_info")}\\{version="0\\.0\\.0",commit="unknown",node_version="v[\\d.]+"\\} 1$`, "m"));
 
   // The submitted task's job still waits (the worker drops it on sight): no worker runs here.: no worker runs in this test.
-  expect(sample(body, "queue_jobs", 'queue="generation",state="waiting"')).toBe(1);
-  expect(sample(body, "queue_jobs", 'queue="generation",state="active"')).toBe(0);
-  expect(sample(body, "queue_jobs", 'queue="webhook-delivery",state="delayed"')).toBe(0);
-  expect(sample(body, "queue_jobs", 'queue="webhook-delivery-slow",state="waiting"')).toBe(0);
+  expect(sample(body, m("queue_jobs"), 'queue="generation",state="waiting"')).toBe(1);
+  expect(sample(body, m("queue_jobs"), 'queue="generation",state="active"')).toBe(0);
+  expect(sample(body, m("queue_jobs"), 'queue="webhook-delivery",state="delayed"')).toBe(0);
+  expect(sample(body, m("queue_jobs"), 'queue="webhook-delivery-slow",state="waiting"')).toBe(0);
+  expect(sample(body, m("queue_jobs"), 'queue="maintenance",state="waiting"')).toBeDefined();
   expect(body).toContain("process_resident_memory_bytes");
 
   expect(body).not.toMatch(/task_[0-9a-f]{32}/);
@@ -69,7 +74,7 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
 
   // The scrape itself is counted on the next one.
   const again = await scrape(gw.app);
-  expect(sample(again.text, "http_requests_total", 'method="GET",route="/metrics",status="200"')).toBe(1);
+  expect(sample(again.text, m("http_requests_total"), 'method="GET",route="/metrics",status="200"')).toBe(1);
 });
 
 test("a scrape still answers when a queue's counts do not arrive, without stale queue depths", async () => {

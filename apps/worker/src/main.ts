@@ -2,7 +2,7 @@ import { loadCatalog } from "@gen/catalog";
 import { loadConfig } from "@gen/config";
 import { checkDatabase, createDatabase, purgeExpiredIdempotencyKeys } from "@gen/db";
 import { createLogger } from "@gen/logger";
-import { createMetrics, startMetricsServer } from "@gen/metrics";
+import { REPAIR_KINDS, createMetrics, packageVersion, recordReconcilerRepairs, startMetricsServer } from "@gen/metrics";
 import {
   MAINTENANCE_JOBS,
   QUEUE_NAMES,
@@ -17,6 +17,7 @@ import { createDownloadGuard, createStorage } from "@gen/storage";
 import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
+import { timedProviders } from "./generation/timed-providers.ts";
 import { createMaintenanceWorker } from "./maintenance/create-maintenance-worker.ts";
 import { purgeFinishedTasks } from "./maintenance/purge-finished-tasks.ts";
 import { removeExpiredMedia } from "./maintenance/remove-expired-media.ts";
@@ -39,14 +40,19 @@ async function main(): Promise<void> {
   const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
   const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
-  const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
+  const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
+  const metrics = createMetrics({
+    queues: [generationQueue, webhookQueue, slowQueue, maintenanceQueue],
+    prefix: config.metricsPrefix,
+    build: { version: packageVersion(new URL("../package.json", import.meta.url)), commit: config.buildCommit },
+  });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
   const generation = createGenerationWorker(
     {
       config,
       db,
       catalog,
-      providers,
+      providers: timedProviders(providers, metrics),
       storage,
       downloadGuard,
       webhookQueue,
@@ -60,7 +66,6 @@ async function main(): Promise<void> {
   );
   const metricsServer = await startMetricsServer(metrics, config.workerMetricsPort, config.http, logger, "worker");
 
-  const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const every = config.reconcileIntervalMs;
   const { taskDays, mediaDays, archive } = config.retention;
   const maintenance = await createMaintenanceWorker({
@@ -78,10 +83,13 @@ async function main(): Promise<void> {
     runs: {
       [MAINTENANCE_JOBS.reconcileTasks]: async () => {
         const count = await reconcileTasks(db, generationQueue, every * 2);
+        recordReconcilerRepairs(metrics, REPAIR_KINDS.taskRequeued, count);
         if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
       },
       [MAINTENANCE_JOBS.reconcileDeliveries]: async () => {
-        await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
+        const repaired = await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
+        recordReconcilerRepairs(metrics, REPAIR_KINDS.attemptLost, repaired.lost);
+        recordReconcilerRepairs(metrics, REPAIR_KINDS.deliveryRequeued, repaired.enqueued);
       },
       [MAINTENANCE_JOBS.purgeIdempotencyKeys]: async () => {
         const purged = await purgeExpiredIdempotencyKeys(db);

@@ -18,7 +18,7 @@ afterAll(() => db.$disconnect());
 
 const line = (body: string, prefix: string) => body.split("\n").find((l) => l.startsWith(prefix));
 
-test("a settled task is counted once by status and code, and its generation is timed by endpoint", async () => {
+test("a settled task is counted once by status, code, endpoint, model and provider, and its generation is timed by the same", async () => {
   const metrics = createMetrics({ defaultMetrics: false });
   // A model missing from the catalog fails with 80001 before any provider, storage or queue is used.
   const unused = () => {
@@ -44,6 +44,8 @@ test("a settled task is counted once by status and code, and its generation is t
 
   expect((await findTask(db, id))!.errorCode).toBe(80001);
   const { body } = await renderMetrics(metrics);
-  expect(line(body, 'tasks_finished_total{status="failed",code="80001"}')).toBe('tasks_finished_total{status="failed",code="80001"} 1');
-  expect(line(body, 'generation_duration_seconds_count{endpoint="audio"}')).toBe('generation_duration_seconds_count{endpoint="audio"} 1');
+  const outcome = 'tasks_finished_total{status="failed",code="80001",endpoint="audio",model="no-such-model",provider="none"}';
+  expect(line(body, outcome)).toBe(`${outcome} 1`);
+  const duration = 'generation_duration_seconds_count{endpoint="audio",model="no-such-model",provider="none",status="failed"}';
+  expect(line(body, duration)).toBe(`${duration} 1`);
 });

@@ -4,6 +4,7 @@ import { createDatabase } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
+import { createDownloadGuard } from "@gen/storage";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
 import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
@@ -17,6 +18,14 @@ afterAll(() => db.$disconnect());
 
 const catalog = createCatalog({
   models: [
+    {
+      id: "routed-image",
+      endpoint: "images",
+      provider: "replicate",
+      upstreamModel: "acme/painter",
+      moderationRefund: { output: 0 },
+      pricing: { method: "flat", credits: 1 },
+    },
     {
       id: "routed-detect",
       endpoint: "detect",
@@ -66,13 +75,14 @@ function unexpected(route: Route): Provider {
   throw new Error(`no provider scripted for ${route.provider}`);
 }
 
-function deps(registry: (route: Route) => Provider, env: Record<string, string> = {}): GenerationDeps {
+function deps(registry: (route: Route) => Provider, env: Record<string, string> = {}, extra: Partial<GenerationDeps> = {}): GenerationDeps {
   return {
     config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL, ...env }),
     db,
     catalog,
     providers: registry,
     logger: createLogger("worker-test", "silent"),
+    ...extra,
   } as unknown as GenerationDeps;
 }
 
@@ -166,7 +176,12 @@ test("a quota whose wait would pass the generation cap fails 80002, with the cau
   });
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - 599_500) });
   expect(await generationStep(deps(registry), id)).toBeUndefined();
-  expect(await row(id)).toMatchObject({ status: "failed", errorCode: 80002, chargedCredits: 0, failureCause: { provider: "openai", status: 429 } });
+  expect(await row(id)).toMatchObject({
+    status: "failed",
+    errorCode: 80002,
+    chargedCredits: 0,
+    failureCause: { step: "submit", provider: "openai", status: 429 },
+  });
 });
 
 test("an outage on every route is retried within UPSTREAM_SUBMIT_RETRY_MS of the start, then fails 80001 with the cause", async () => {
@@ -189,7 +204,7 @@ test("an outage on every route is retried within UPSTREAM_SUBMIT_RETRY_MS of the
     status: "failed",
     errorCode: 80001,
     chargedCredits: 0,
-    failureCause: { provider: "openai", upstreamModel: "gpt-detector", message: "connect ECONNREFUSED", code: "ECONNREFUSED" },
+    failureCause: { step: "submit", provider: "openai", upstreamModel: "gpt-detector", message: "connect ECONNREFUSED", code: "ECONNREFUSED" },
   });
 });
 
@@ -211,7 +226,11 @@ test.each([
   const id = await task();
   expect(await generationStep(deps(registry), id)).toBeUndefined();
   expect(calls).toEqual(["submit replicate acme/detector"]);
-  expect(await row(id)).toMatchObject({ status: "failed", errorCode: code, failureCause: { provider: "replicate", upstreamModel: "acme/detector", ...cause } });
+  expect(await row(id)).toMatchObject({
+    status: "failed",
+    errorCode: code,
+    failureCause: { step: "submit", provider: "replicate", upstreamModel: "acme/detector", ...cause },
+  });
 });
 
 test("a terminal failure at a poll is 80003, a completion without output 80004, each with its cause", async () => {
@@ -226,13 +245,13 @@ test("a terminal failure at a poll is 80003, a completion without output 80004, 
   expect(await row(failed)).toMatchObject({
     errorCode: 80003,
     errorMessage: "Upstream returned a terminal failure",
-    failureCause: { message: "CUDA out of memory" },
+    failureCause: { step: "poll", message: "CUDA out of memory" },
   });
 
   const empty = routes({ replicate: { submit: async () => ({ upstreamId: "r-e" }), poll: async () => ({ state: "completed" }) } });
   const hollow = await task();
   await generationStep(deps(empty.registry), hollow);
-  expect(await row(hollow)).toMatchObject({ errorCode: 80004, failureCause: { provider: "replicate", message: "completed without outputs" } });
+  expect(await row(hollow)).toMatchObject({ errorCode: 80004, failureCause: { step: "poll", provider: "replicate", message: "completed without outputs" } });
 });
 
 test("a poll answered 429 waits as long as asked before the next one", async () => {
@@ -242,4 +261,45 @@ test("a poll answered 429 waits as long as asked before the next one", async () 
   const pollAt = (await generationStep(deps(registry), id))!.at;
   expect(pollAt).toBeGreaterThanOrEqual(before + 8000);
   expect((await row(id)).status).toBe("in_progress");
+});
+
+test("outputs that cannot be stored fail 80005 with the step and the storage or download error's code", async () => {
+  const png = { data: Buffer.from("89504e470d0a1a0a", "hex"), contentType: "image/png", extension: "png" as const };
+  const full = routes({ replicate: { submit: async () => ({ upstreamId: "r-s", result: { state: "completed", files: [png] } }) } });
+  const storage = {
+    put: async () => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    },
+  };
+  const stored = await task({ endpoint: "images", model: "routed-image", input: { prompt: "a lighthouse" } });
+  const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+  const quiet = () => {};
+  const logger = { debug: quiet, info: quiet, error: quiet, warn: (message: string, fields: Record<string, unknown>) => warnings.push({ message, fields }) };
+  expect(await generationStep(deps(full.registry, {}, { storage, logger } as unknown as Partial<GenerationDeps>), stored)).toBeUndefined();
+  const failed = await row(stored);
+  expect(failed).toMatchObject({
+    status: "failed",
+    errorCode: 80005,
+    failureCause: {
+      step: "store",
+      provider: "replicate",
+      upstreamModel: "acme/painter",
+      code: "ENOSPC",
+      message: "storing outputs failed: ENOSPC: no space left on device, write",
+    },
+  });
+  // The client's error is the code's own message: the cause stays on the operator's side, and in the worker's log line.
+  expect(failed.errorMessage).not.toContain("ENOSPC");
+  expect(warnings.find((w) => w.message === "task failed")?.fields).toMatchObject({ task_id: stored, code: 80005, cause: failed.failureCause });
+
+  // An upstream URL the download guard refuses (loopback) fails at the download, before any write.
+  const remote = routes({ replicate: { submit: async () => ({ upstreamId: "r-d", result: { state: "completed", urls: ["http://127.0.0.1:9/out.png"] } }) } });
+  const guard = createDownloadGuard({ allowedCidrs: [] });
+  try {
+    const fetched = await task({ endpoint: "images", model: "routed-image", input: { prompt: "a lighthouse" } });
+    await generationStep(deps(remote.registry, {}, { storage, downloadGuard: guard } as unknown as Partial<GenerationDeps>), fetched);
+    expect(await row(fetched)).toMatchObject({ errorCode: 80005, failureCause: { step: "download", provider: "replicate" } });
+  } finally {
+    guard.close();
+  }
 });

@@ -73,6 +73,10 @@ export interface Config {
   gatewayMetricsPort: number;
   /** When set, the gateway also answers GET /metrics on the API port to `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
+  /** Put before every metric name of ours (METRICS_PREFIX, default `gen_`). */
+  metricsPrefix: string;
+  /** The source commit this build was made from (BUILD_COMMIT), for `build_info`; undefined when unknown. */
+  buildCommit: string | undefined;
   jobLockMs: number;
   logLevel: string;
   console: ConsoleConfig;

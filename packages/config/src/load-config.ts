@@ -76,6 +76,14 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: int(env, "WORKER_METRICS_PORT", 9091, 0, 65535),
     gatewayMetricsPort: int(env, "GATEWAY_METRICS_PORT", 9090, 0, 65535),
     metricsToken: secret(env, "METRICS_TOKEN", 16),
+    metricsPrefix: pattern(
+      env,
+      "METRICS_PREFIX",
+      "gen_",
+      /^[A-Za-z_][A-Za-z0-9_]{0,63}$/,
+      "a Prometheus name start (letters, digits, _; not a digit first; at most 64)",
+    ),
+    buildCommit: optionalPattern(env, "BUILD_COMMIT", /^[A-Za-z0-9._-]{1,64}$/, "a commit id (letters, digits, . _ -; at most 64)"),
     jobLockMs: int(env, "JOB_LOCK_MS", 30_000, 500),
     logLevel: str(env, "LOG_LEVEL", "info"),
     console: {
@@ -162,6 +170,17 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 function str(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value === "" ? fallback : value;
+}
+
+function pattern(env: Env, name: string, fallback: string, shape: RegExp, described: string): string {
+  return optionalPattern(env, name, shape, described) ?? fallback;
+}
+
+function optionalPattern(env: Env, name: string, shape: RegExp, described: string): string | undefined {
+  const value = env[name];
+  if (value === undefined || value === "") return undefined;
+  if (!shape.test(value)) throw new ConfigError(`${name} must be ${described}, got "${value}"`);
+  return value;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {

@@ -136,6 +136,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ CONSOLE_BASE_URL: "https://ops.example.com/" }).console.baseUrl).toBe("https://ops.example.com");
   });
 
+  it("METRICS_PREFIX is gen_ unless set to a Prometheus name start; BUILD_COMMIT is optional", () => {
+    expect(loadConfig({})).toMatchObject({ metricsPrefix: "gen_", buildCommit: undefined });
+    expect(loadConfig({ METRICS_PREFIX: "acme_", BUILD_COMMIT: "0123abc" })).toMatchObject({ metricsPrefix: "acme_", buildCommit: "0123abc" });
+    for (const prefix of ["1gen_", "gen-", 'x"} 1\n', "gen_{a}", "é_", "a".repeat(65)]) {
+      expect(() => loadConfig({ METRICS_PREFIX: prefix })).toThrow("METRICS_PREFIX");
+    }
+    for (const commit of ['a"b', "a b", "x".repeat(65), "abc\n"]) expect(() => loadConfig({ BUILD_COMMIT: commit })).toThrow("BUILD_COMMIT");
+  });
+
   it("requires a bucket for the S3 backend", () => {
     expect(() => loadConfig({ STORAGE_BACKEND: "s3" })).toThrow("S3_BUCKET");
     expect(loadConfig({ STORAGE_BACKEND: "s3", S3_BUCKET: "media" }).storage.s3Bucket).toBe("media");

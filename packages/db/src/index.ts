@@ -56,6 +56,10 @@ export {
   listAttempts,
   listRecentAttempts,
   countOutcomesPerMinute,
+  listFailingDeliveries,
+  listDeadDeliveryTaskIds,
+  type FailingDelivery,
+  type FailingDeliveryFilter,
   type DeliveryState,
   type AttemptRecord,
   type DeliveryRecord,
@@ -66,6 +70,7 @@ export {
   type FirstClaim,
   type FirstClaimRequest,
 } from "./webhook-deliveries/index.ts";
+export { findTasksByRequestId, listUserTasks } from "./task-lookups.ts";
 export { findExpiredTasks, readTaskRecords, removeTasks, findFinishedTasksAfter, type ExpiredTask, type RemovedTasks, type TaskPosition } from "./retention.ts";
 export { readMark, advanceMark } from "./maintenance-marks.ts";
 export { gatherBatches } from "./gather-batches.ts";

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type LedgerKind, type ProviderKind } from "@gen/domain";
+import { DeliveryStatus, OPEN_TASK_STATUSES, TaskStatus, type Endpoint, type FailureStep, type LedgerKind, type ProviderKind } from "@gen/domain";
 import type { Row } from "./camel-row.ts";
 import { compiledOnce } from "./compiled-once.ts";
 import { executePrepared } from "./prepared-statements.ts";
@@ -329,6 +329,8 @@ const upstreamStatement = compiledOnce(
  * a client cancelled meanwhile keeps no cause of a failure it did not have.
  */
 export interface FailureCause {
+  /** The generation step it failed in. */
+  step?: FailureStep;
   /** The route that failed: catalog `provider` and `upstreamModel`. */
   provider?: ProviderKind;
   upstreamModel?: string;
@@ -338,7 +340,7 @@ export interface FailureCause {
   message?: string;
   /** The provider's request id, to quote to its support. */
   requestId?: string;
-  /** The network error's code (ECONNREFUSED, ETIMEDOUT, ...). */
+  /** The network or file-system error's code (ECONNREFUSED, ETIMEDOUT, ENOSPC, ...), or a storage service's error name (AccessDenied, ...). */
   code?: string;
 }
 

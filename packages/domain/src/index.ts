@@ -18,3 +18,4 @@ export { LEDGER_KINDS, LedgerKind } from "./ledger-kind.ts";
 export { type AttemptOutcome } from "./attempt-outcome.ts";
 export { PROVIDER_KINDS, type ProviderKind } from "./provider-kind.ts";
 export { TASK_LIST_LIMIT } from "./task-list-limit.ts";
+export { FailureStep } from "./failure-step.ts";

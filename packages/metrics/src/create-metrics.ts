@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { METRIC_NAMES } from "./metric-names.ts";
+import { METRIC_DEFINITIONS, type MetricKey } from "./metric-names.ts";
 import { collectQueueDepths, type CountableQueue } from "./queue-depth.ts";
 
 export interface MetricsOptions {
@@ -9,6 +9,10 @@ export interface MetricsOptions {
   queueTimeoutMs?: number;
   /** process_* and nodejs_* metrics of prom-client. On unless a test turns them off. */
   defaultMetrics?: boolean;
+  /** Put before every name of ours (METRICS_PREFIX); prom-client's process_* and nodejs_* keep their standard names. */
+  prefix?: string;
+  /** `build_info`'s labels: the package version and, when known, the source commit. */
+  build?: { version: string; commit?: string | undefined };
 }
 
 /** One process's registry and every metric in it. Record through the record* functions. */
@@ -16,8 +20,11 @@ export interface Metrics {
   readonly registry: Registry;
   readonly httpRequests: Counter<"method" | "route" | "status">;
   readonly httpRequestDuration: Histogram<"method" | "route" | "status">;
-  readonly tasksFinished: Counter<"status" | "code">;
-  readonly generationDuration: Histogram<"endpoint">;
+  readonly buildInfo: Gauge<"version" | "commit" | "node_version">;
+  readonly tasksFinished: Counter<"status" | "code" | "endpoint" | "model" | "provider">;
+  readonly generationDuration: Histogram<"endpoint" | "model" | "provider" | "status">;
+  readonly upstreamRequestDuration: Histogram<"provider" | "operation" | "status">;
+  readonly reconcilerRepairs: Counter<"kind">;
   readonly webhookAttempts: Counter<"outcome">;
   readonly webhookDispatch: Histogram;
   readonly queueJobs: Gauge<"queue" | "state">;
@@ -30,6 +37,14 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const GENERATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 // Attempt 1 lands in the first buckets; retries land near 40 s and 300 s (WEBHOOK_* defaults).
 const DISPATCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 45, 60, 120, 300, 330, 600];
+// A provider call is bounded by UPSTREAM_TIMEOUT_MS (default 30 s).
+const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** A metric's name (with the prefix), help and label names, from its one definition. */
+function definition<K extends MetricKey>(key: K, prefix: string) {
+  const { name, help, labels } = METRIC_DEFINITIONS[key];
+  return { name: `${prefix}${name}`, help, labelNames: labels };
+}
 
 /**
  * A fresh registry per call (never prom-client's global one), so that several gateways in one
@@ -37,6 +52,7 @@ const DISPATCH_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 45, 60, 120, 
  */
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
+  const prefix = options.prefix ?? "";
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const queues = options.queues ?? [];
@@ -50,59 +66,55 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       reading = undefined;
     }));
   const queueCollectErrors: Counter<"queue"> = new Counter({
-    name: METRIC_NAMES.queueCollectErrors,
-    help: "Scrapes that could not read a queue's job counts in time.",
-    labelNames: ["queue"] as const,
+    ...definition("queueCollectErrors", prefix),
     registers,
     collect: readQueues,
   });
   const queueJobs: Gauge<"queue" | "state"> = new Gauge({
-    name: METRIC_NAMES.queueJobs,
-    help: "Jobs in a BullMQ queue by state, read from Redis at scrape time.",
-    labelNames: ["queue", "state"] as const,
+    ...definition("queueJobs", prefix),
     registers,
     // Every gateway process of a cluster reads the same queues: summed, the depths would be N times too high.
     aggregator: "max",
     collect: readQueues,
   });
 
+  // A cluster's children run the same build: one series, not their sum.
+  const buildInfo = new Gauge({ ...definition("buildInfo", prefix), registers, aggregator: "max" });
+  buildInfo.set({ version: options.build?.version ?? "unknown", commit: options.build?.commit ?? "unknown", node_version: process.version }, 1);
+
   return {
     registry,
+    buildInfo,
     httpRequests: new Counter({
-      name: METRIC_NAMES.httpRequests,
-      help: "HTTP requests answered, by method, route pattern and status.",
-      labelNames: ["method", "route", "status"] as const,
+      ...definition("httpRequests", prefix),
       registers,
     }),
     httpRequestDuration: new Histogram({
-      name: METRIC_NAMES.httpRequestDuration,
-      help: "Time from receiving an HTTP request to finishing its response, in seconds.",
-      labelNames: ["method", "route", "status"] as const,
+      ...definition("httpRequestDuration", prefix),
       buckets: HTTP_BUCKETS,
       registers,
     }),
     tasksFinished: new Counter({
-      name: METRIC_NAMES.tasksFinished,
-      help: "Tasks settled by this process, by final status and error code (none when completed).",
-      labelNames: ["status", "code"] as const,
+      ...definition("tasksFinished", prefix),
       registers,
     }),
     generationDuration: new Histogram({
-      name: METRIC_NAMES.generationDuration,
-      help: "Time from a task's start to its settlement, by endpoint, in seconds.",
-      labelNames: ["endpoint"] as const,
+      ...definition("generationDuration", prefix),
       buckets: GENERATION_BUCKETS,
       registers,
     }),
+    upstreamRequestDuration: new Histogram({
+      ...definition("upstreamRequestDuration", prefix),
+      buckets: UPSTREAM_BUCKETS,
+      registers,
+    }),
+    reconcilerRepairs: new Counter({ ...definition("reconcilerRepairs", prefix), registers }),
     webhookAttempts: new Counter({
-      name: METRIC_NAMES.webhookAttempts,
-      help: "Webhook delivery attempts recorded, by outcome: delivered or the attempt's last_error.",
-      labelNames: ["outcome"] as const,
+      ...definition("webhookAttempts", prefix),
       registers,
     }),
     webhookDispatch: new Histogram({
-      name: METRIC_NAMES.webhookDispatch,
-      help: "Time from a task reaching its terminal state to the webhook receiver answering an attempt, in seconds.",
+      ...definition("webhookDispatch", prefix),
       buckets: DISPATCH_BUCKETS,
       registers,
     }),

@@ -1,8 +1,12 @@
 export { createMetrics, type Metrics, type MetricsOptions } from "./create-metrics.ts";
-export { METRIC_NAMES, NO_CODE, UNMATCHED_ROUTE } from "./metric-names.ts";
+export { METRIC_DEFINITIONS, METRIC_NAMES, NO_CODE, REPAIR_KINDS, UNMATCHED_ROUTE, type RepairKind } from "./metric-names.ts";
+export { metricsTable } from "./metrics-table.ts";
+export { packageVersion } from "./package-version.ts";
 export { QUEUE_STATES, type CountableQueue } from "./queue-depth.ts";
 export { recordHttpRequest, type HttpRequestSample } from "./record-http-request.ts";
+export { recordReconcilerRepairs } from "./record-reconciler-repairs.ts";
 export { recordTaskFinished, type FinishedTask } from "./record-task-finished.ts";
+export { recordUpstreamRequest, type UpstreamRequestSample } from "./record-upstream-request.ts";
 export { recordWebhookAttempt } from "./record-webhook-attempt.ts";
 export { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
 export { serveMetrics, type ServeMetricsOptions } from "./serve-metrics.ts";

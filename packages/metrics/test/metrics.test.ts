@@ -1,7 +1,11 @@
 import { connect, type AddressInfo } from "node:net";
 import {
   METRIC_NAMES,
+  REPAIR_KINDS,
   createMetrics,
+  packageVersion,
+  recordReconcilerRepairs,
+  recordUpstreamRequest,
   recordHttpRequest,
   recordTaskFinished,
   recordWebhookAttempt,
@@ -51,22 +55,60 @@ test("http requests are counted and timed by method, route pattern and status", 
   expect(body).toContain('http_request_duration_seconds_bucket{le="0.025",method="GET",route="/api/v1/tasks/:id",status="200"} 1');
 });
 
-test("task outcomes by status and code, generation duration by endpoint", async () => {
+test("task outcomes by status, code, endpoint, model and provider; generation duration by the same", async () => {
   const metrics = createMetrics({ defaultMetrics: false });
   const startedAt = new Date("2026-01-01T00:00:00Z");
-  recordTaskFinished(metrics, { status: "completed", errorCode: null, endpoint: "images", startedAt, finishedAt: new Date(startedAt.getTime() + 3000) });
-  recordTaskFinished(metrics, { status: "failed", errorCode: 80006, endpoint: "images", startedAt, finishedAt: new Date(startedAt.getTime() + 700) });
-  // Never started (failed before markStarted could run): counted, not timed.
-  recordTaskFinished(metrics, { status: "failed", errorCode: 80001, endpoint: "audio", startedAt: null, finishedAt: new Date() });
-  recordTaskFinished(undefined, { status: "failed", errorCode: 80001, endpoint: "audio", startedAt: null, finishedAt: null });
+  const image = { endpoint: "images", model: "flux-schnell", upstreamProvider: "fal" };
+  recordTaskFinished(metrics, { status: "completed", errorCode: null, ...image, startedAt, finishedAt: new Date(startedAt.getTime() + 3000) });
+  recordTaskFinished(metrics, { status: "failed", errorCode: 80006, ...image, startedAt, finishedAt: new Date(startedAt.getTime() + 700) });
+  // Never started (failed before markStarted could run, no provider took it): counted, not timed.
+  const audio = { endpoint: "audio", model: "tts-1", upstreamProvider: null };
+  recordTaskFinished(metrics, { status: "failed", errorCode: 80001, ...audio, startedAt: null, finishedAt: new Date() });
+  recordTaskFinished(undefined, { status: "failed", errorCode: 80001, ...audio, startedAt: null, finishedAt: null });
   const { body } = await renderMetrics(metrics);
-  expect(body).toContain('tasks_finished_total{status="completed",code="none"} 1');
-  expect(body).toContain('tasks_finished_total{status="failed",code="80006"} 1');
-  expect(body).toContain('tasks_finished_total{status="failed",code="80001"} 1');
-  expect(body).toContain('generation_duration_seconds_count{endpoint="images"} 2');
-  expect(body).toContain('generation_duration_seconds_sum{endpoint="images"} 3.7');
-  expect(body).toContain('generation_duration_seconds_bucket{le="1",endpoint="images"} 1');
-  expect(body).not.toContain('generation_duration_seconds_count{endpoint="audio"}');
+  expect(body).toContain('tasks_finished_total{status="completed",code="none",endpoint="images",model="flux-schnell",provider="fal"} 1');
+  expect(body).toContain('tasks_finished_total{status="failed",code="80006",endpoint="images",model="flux-schnell",provider="fal"} 1');
+  expect(body).toContain('tasks_finished_total{status="failed",code="80001",endpoint="audio",model="tts-1",provider="none"} 1');
+  expect(body).toContain('generation_duration_seconds_count{endpoint="images",model="flux-schnell",provider="fal",status="completed"} 1');
+  expect(body).toContain('generation_duration_seconds_sum{endpoint="images",model="flux-schnell",provider="fal",status="failed"} 0.7');
+  expect(body).toContain('generation_duration_seconds_bucket{le="1",endpoint="images",model="flux-schnell",provider="fal",status="failed"} 1');
+  expect(body).not.toMatch(/generation_duration_seconds_count\{endpoint="audio"/);
+});
+
+test("METRICS_PREFIX goes before every name of ours; prom-client's process metrics keep theirs", async () => {
+  const { body } = await renderMetrics(createMetrics({ prefix: "acme_" }));
+  for (const name of Object.values(METRIC_NAMES)) {
+    expect(body).toContain(`# HELP acme_${name} `);
+    expect(body).not.toMatch(new RegExp(`^# HELP ${name} `, "m"));
+  }
+  expect(body).toMatch(/^process_cpu_user_seconds_total /m);
+});
+
+test("build_info names the version, the commit when known, and Node.js", async () => {
+  const known = await renderMetrics(createMetrics({ defaultMetrics: false, build: { version: "1.2.3", commit: "abc1234" } }));
+  expect(known.body).toContain(`build_info{version="1.2.3",commit="abc1234",node_version="${process.version}"} 1`);
+  const unknown = await renderMetrics(createMetrics({ defaultMetrics: false }));
+  expect(unknown.body).toContain(`build_info{version="unknown",commit="unknown",node_version="${process.version}"} 1`);
+  expect(packageVersion(new URL("../package.json", import.meta.url))).toBe("0.0.0");
+  expect(packageVersion(new URL("./no-such-package.json", import.meta.url))).toBe("unknown");
+});
+
+test("provider calls are timed by provider, operation and status; reconciler repairs counted by kind", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  recordUpstreamRequest(metrics, { provider: "replicate", operation: "submit", status: "ok", seconds: 0.3 });
+  recordUpstreamRequest(metrics, { provider: "replicate", operation: "submit", status: "503", seconds: 0.1 });
+  recordUpstreamRequest(metrics, { provider: "fal", operation: "poll", status: "network", seconds: 30 });
+  recordUpstreamRequest(undefined, { provider: "fal", operation: "poll", status: "ok", seconds: 1 });
+  recordReconcilerRepairs(metrics, REPAIR_KINDS.taskRequeued, 3);
+  recordReconcilerRepairs(metrics, REPAIR_KINDS.attemptLost, 0);
+  const { body } = await renderMetrics(metrics);
+  expect(body).toContain('upstream_request_duration_seconds_count{provider="replicate",operation="submit",status="ok"} 1');
+  expect(body).toContain('upstream_request_duration_seconds_count{provider="replicate",operation="submit",status="503"} 1');
+  expect(body).toContain('upstream_request_duration_seconds_bucket{le="30",provider="fal",operation="poll",status="network"} 1');
+  expect(body).not.toContain('provider="fal",operation="poll",status="ok"');
+  expect(body).toContain('reconciler_repairs_total{kind="task_requeued"} 3');
+  // A run that repaired nothing still creates the series: its rate reads 0, not "no data".
+  expect(body).toContain('reconciler_repairs_total{kind="attempt_lost"} 0');
 });
 
 test("webhook attempts by outcome; dispatch latency only when given", async () => {

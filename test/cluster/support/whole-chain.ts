@@ -101,8 +101,8 @@ export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, r
   const metrics = await fetch(`${stack.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN_VALUE}` } });
   const text = await metrics.text();
   expect(metrics.status).toBe(200);
-  expect(text).toMatch(/^queue_jobs\{queue="generation",state="completed"\} [1-9]/m);
-  expect(text).not.toMatch(/^queue_jobs_collect_errors_total\{.*\} [1-9]/m);
+  expect(text).toMatch(/^gen_queue_jobs\{queue="generation",state="completed"\} [1-9]/m);
+  expect(text).not.toMatch(/^gen_queue_jobs_collect_errors_total\{.*\} [1-9]/m);
   return ids;
 }
 

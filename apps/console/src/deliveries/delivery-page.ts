@@ -12,6 +12,8 @@ export interface DeliveryPageView {
   /** This page's own address (the form posts to it + /redeliver). */
   selfHref: string;
   indexHref: string;
+  /** The task search (/console/tasks): the user's other tasks. */
+  tasksHref: string;
   task: {
     id: string;
     status: string;
@@ -19,6 +21,8 @@ export interface DeliveryPageView {
     model: string;
     endpoint: string;
     userId: string;
+    /** The request that created it (`req_...`, what the client quotes). */
+    requestId: string;
     createdAt: string;
     finishedAt: string | null;
     errorCode: number | null;
@@ -26,18 +30,19 @@ export interface DeliveryPageView {
     /** The upstream that took the job (the model's primary route or a fallback), once submitted. */
     upstream: { provider: string; model: string; id: string } | null;
     /** What the provider said when the task failed: for operators only, never in the API. */
-    cause: { provider: string; model: string; status: string; message: string; requestId: string; code: string } | null;
+    cause: { step: string; provider: string; model: string; status: string; message: string; requestId: string; code: string } | null;
   };
-  webhook: { maskedUrl: string; status: string; attempts: number; finished: boolean; object: string } | null;
+  webhook: { maskedUrl: string; status: string; attempts: number; finished: boolean; nextAttemptAt: string | null; object: string } | null;
   attempts: AttemptsTableView;
 }
 
-export function deliveryPage(view: DeliveryView, flash: Flash | null, selfHref: string, indexHref: string): DeliveryPageView {
+export function deliveryPage(view: DeliveryView, flash: Flash | null, hrefs: { self: string; index: string; tasks: string }): DeliveryPageView {
   const { task, delivery } = view;
   return {
     flash,
-    selfHref,
-    indexHref,
+    selfHref: hrefs.self,
+    indexHref: hrefs.index,
+    tasksHref: hrefs.tasks,
     task: {
       id: task.id,
       status: task.status,
@@ -45,6 +50,7 @@ export function deliveryPage(view: DeliveryView, flash: Flash | null, selfHref: 
       model: task.model,
       endpoint: task.endpoint,
       userId: task.userId,
+      requestId: task.requestId,
       createdAt: task.createdAt.toISOString(),
       finishedAt: task.finishedAt?.toISOString() ?? null,
       errorCode: task.errorCode,
@@ -63,6 +69,7 @@ export function deliveryPage(view: DeliveryView, flash: Flash | null, selfHref: 
             status: delivery.status,
             attempts: delivery.attempts,
             finished: isFinishedDelivery(delivery.status),
+            nextAttemptAt: delivery.nextAttemptAt?.toISOString() ?? null,
             object: JSON.stringify(taskObject(task, { webhook: delivery }).webhook, null, 2),
           },
     attempts: attemptsTable("attempts", "Every attempt, oldest first", view.attempts),
@@ -75,6 +82,7 @@ function causeView(stored: unknown): DeliveryPageView["task"]["cause"] {
   const cause = stored as Record<keyof FailureCause, unknown>;
   const text = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
   return {
+    step: text(cause.step),
     provider: text(cause.provider),
     model: text(cause.upstreamModel),
     status: text(cause.status),

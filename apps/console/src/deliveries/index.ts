@@ -6,6 +6,7 @@ import type { ConsoleDeps } from "../console-deps.ts";
 import type { ConsoleLocals, ConsoleUi } from "../console-ui.ts";
 import { attemptsTable } from "./attempts-table.ts";
 import { deliveryPage } from "./delivery-page.ts";
+import { failingDeliveryRoutes } from "./failing-routes.ts";
 import { loadDeliveryStats } from "./delivery-stats.ts";
 import { loadDeliveryView, loadRecentAttempts } from "./load-delivery-view.ts";
 import { flashFromQuery, flashQuery } from "./redelivery-flash.ts";
@@ -15,8 +16,8 @@ import { createTestWebhooks, outcomeMeaning, type TestWebhookResult } from "./te
 /**
  * The console's delivery view, mounted at /console/deliveries behind the console's session and
  * CSRF checks: find a task, see its webhook object and every attempt, redeliver by hand, send a
- * test webhook, and a chart of the last hour. Links are built from `req.baseUrl`, so the mount
- * point is the caller's.
+ * test webhook, a chart of the last hour, and the failing webhooks with their bulk redelivery
+ * (failing-routes.ts). Links are built from `req.baseUrl`, so the mount point is the caller's.
  */
 export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router {
   const router = Router();
@@ -70,11 +71,15 @@ export function deliveryConsoleRoutes(deps: ConsoleDeps, ui: ConsoleUi): Router 
     res.set("Cache-Control", "no-store").json(await loadDeliveryStats(deps.db, new Date()));
   });
 
+  // Before /:taskId, which would take "failing" for a task id.
+  router.use(failingDeliveryRoutes(deps, ui));
+
   router.get("/:taskId", async (req, res) => {
     const taskId = req.params.taskId;
     const view = TASK_ID_PATTERN.test(taskId) ? await loadDeliveryView(deps.db, taskId) : null;
     if (!view) return notFound(ui, res, req.baseUrl, taskId);
-    const data = deliveryPage(view, flashFromQuery(req.query, deps.config.reconcileIntervalMs), `${req.baseUrl}/${taskId}`, req.baseUrl);
+    const hrefs = { self: `${req.baseUrl}/${taskId}`, index: req.baseUrl, tasks: `${req.baseUrl.replace(/\/deliveries$/, "")}/tasks` };
+    const data = deliveryPage(view, flashFromQuery(req.query, deps.config.reconcileIntervalMs), hrefs);
     ui.page(res, { title: `Task ${taskId}`, view: "deliveries/delivery", data });
   });
 

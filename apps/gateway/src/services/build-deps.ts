@@ -2,7 +2,7 @@ import { loadCatalog } from "@gen/catalog";
 import type { Config } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import type { Logger } from "@gen/logger";
-import { createMetrics } from "@gen/metrics";
+import { createMetrics, packageVersion } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { BadKeyThrottle } from "./bad-key-throttle.ts";
@@ -45,7 +45,11 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     keyCache,
     keyRevocations: watchKeyRevocations(config.databaseUrl, keyCache, logger),
     finishedTasks: new FinishedTaskCache(),
-    metrics: createMetrics({ queues: [generationQueue, webhookQueue, webhookSlowQueue] }),
+    metrics: createMetrics({
+      queues: [generationQueue, webhookQueue, webhookSlowQueue, maintenanceQueue],
+      prefix: config.metricsPrefix,
+      build: { version: packageVersion(new URL("../../package.json", import.meta.url)), commit: config.buildCommit },
+    }),
     // Opens no connection until the console sends a test webhook; a malformed WEBHOOK_ALLOWED_CIDRS throws here.
     webhookSender: createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs }),
   };

@@ -1,5 +1,5 @@
 import type { ModelEntry, Route } from "@gen/catalog";
-import { isTerminalTask, TaskStatus } from "@gen/domain";
+import { FailureStep, isTerminalTask, TaskStatus } from "@gen/domain";
 import { findTask, markTaskStarted, recordFailureCause, recordUpstreamJob, type FailureCause, type Task } from "@gen/db";
 import { Wf, WorkflowError, type WorkflowCode } from "@gen/errors";
 import { TASK_ID_PATTERN, callbackToken } from "@gen/ids";
@@ -24,7 +24,7 @@ import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
 import { SLOT_WAIT_SAFETY_MS, claimAnySlot, leaseGraceMs, mayWait, releaseSlot, renewSlot, waitForSlot } from "./route-slots.ts";
-import { storeOutputs } from "./store-outputs.ts";
+import { OutputsNotStored, storeOutputs } from "./store-outputs.ts";
 import { boundedRetryAfter, quotaWaitMs, submitRetryDelayMs } from "./upstream-waits.ts";
 
 /** The task's job upstream: the route that took it, the provider serving that route, the job's id there. */
@@ -95,7 +95,11 @@ export async function generationStep(deps: GenerationDeps, taskId: string): Prom
   const model = deps.catalog.model(task.model);
   if (!model) {
     deps.logger.error("task model is not in the catalog", { task_id: task.id, model: task.model });
-    await finish(deps, task, undefined, { kind: "failed", code: Wf.UpstreamSubmitFailed, cause: { message: `model ${task.model} is not in the catalog` } });
+    await finish(deps, task, undefined, {
+      kind: "failed",
+      code: Wf.UpstreamSubmitFailed,
+      cause: { step: FailureStep.Catalog, message: `model ${task.model} is not in the catalog` },
+    });
     return undefined;
   }
   const startedAt = task.startedAt!.getTime();
@@ -158,7 +162,7 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, cloc
   if (recorded) {
     // This poll answers every callback so far (upstream-callback-signal.ts).
     if (recorded.callback && deps.redis) await clearUpstreamCallback(deps.redis, deps.config.queuePrefix, task.id);
-    return judge(deps, task, model, recorded, await pollJob(deps, task, recorded), clock);
+    return judge(deps, task, model, recorded, await pollJob(deps, task, recorded), clock, FailureStep.Poll);
   }
   const submitted = await submitToRoutes(deps, task, model);
   if (submitted.kind === "unavailable") {
@@ -168,10 +172,10 @@ async function advance(deps: GenerationDeps, task: Task, model: ModelEntry, cloc
   }
   if (submitted.kind !== "submitted") return submitted.kind === "unavailable" ? submitLater(deps, task, submitted.failures, clock) : submitted;
   // A synchronous API (OpenAI Images, Moderations) answered with the result itself: no poll.
-  if (submitted.result) return judge(deps, task, model, submitted.job, submitted.result, clock);
+  if (submitted.result) return judge(deps, task, model, submitted.job, submitted.result, clock, FailureStep.Submit);
   // The provider calls back when the job is done: no poll now, only the safety net.
   if (submitted.job.callback) return nextPoll(deps, task, model, submitted.job, undefined, clock);
-  return judge(deps, task, model, submitted.job, await pollJob(deps, task, submitted.job), clock);
+  return judge(deps, task, model, submitted.job, await pollJob(deps, task, submitted.job), clock, FailureStep.Poll);
 }
 
 /**
@@ -223,7 +227,7 @@ async function submitToRoutes(deps: GenerationDeps, task: Task, model: ModelEntr
     try {
       submitted = await provider.submit(jobFor(task, model, route, callbackUrl));
     } catch (error) {
-      if (!(error instanceof ProviderUnavailableError)) return refused(route, error);
+      if (!(error instanceof ProviderUnavailableError)) return refused(route, error, FailureStep.Submit);
       deps.logger.info("upstream unavailable at submit", { task_id: task.id, cause: unavailableCause(route, error) });
       failures.push({ route, error });
       continue;
@@ -281,7 +285,7 @@ async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Prom
   try {
     return await job.provider.poll(job.upstreamId);
   } catch (error) {
-    if (!(error instanceof ProviderUnavailableError)) return refused(job.route, error);
+    if (!(error instanceof ProviderUnavailableError)) return refused(job.route, error, FailureStep.Poll);
     // Transient by design (an outage fails every running task's poll): not worth a warning each time.
     deps.logger.debug("upstream poll failed; polling again", { task_id: task.id, err: error.message, retry_after_ms: error.retryAfterMs });
     return { state: "running", ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
@@ -296,18 +300,20 @@ async function judge(
   job: UpstreamJob,
   answer: Awaited<ReturnType<typeof pollJob>>,
   clock: Clock,
+  /** Where the answer came from: a synchronous API's submit, or a poll. */
+  step: FailureStep,
 ): Promise<Finish | Pending> {
   if ("kind" in answer) return answer;
   switch (answer.state) {
     case "completed":
       if (hasOutput(task.endpoint, answer)) return { kind: "completed", result: answer, job };
-      return { kind: "failed", code: Wf.NoOutput, cause: routeCause(job.route, { message: "completed without outputs" }) };
+      return { kind: "failed", code: Wf.NoOutput, cause: routeCause(job.route, { message: "completed without outputs" }, step) };
     case "failed":
       return {
         kind: "failed",
         code: answer.code,
         ...(answer.stage ? { stage: answer.stage } : {}),
-        cause: routeCause(job.route, answer.upstream ?? { message: answer.message }),
+        cause: routeCause(job.route, answer.upstream ?? { message: answer.message }, step),
       };
     default:
       return nextPoll(deps, task, model, job, "retryAfterMs" in answer ? answer.retryAfterMs : undefined, clock);
@@ -348,31 +354,37 @@ async function wakeOnCallback(deps: GenerationDeps, taskId: string): Promise<voi
 /** The generation cap is reached (80002): the upstream job, if any, is cancelled (best effort) before the task settles. */
 async function timedOut(job: UpstreamJob | undefined): Promise<Finish> {
   if (job) await job.provider.cancel(job.upstreamId).catch(() => {});
-  return { kind: "failed", code: Wf.PollingTimeout, ...(job ? { cause: routeCause(job.route, { message: "generation cap reached" }) } : {}) };
+  return {
+    kind: "failed",
+    code: Wf.PollingTimeout,
+    cause: job
+      ? routeCause(job.route, { message: "generation cap reached" }, FailureStep.Deadline)
+      : { step: FailureStep.Deadline, message: "generation cap reached" },
+  };
 }
 
 /** A provider's refusal as the task's failure: 80006 with its stage, or the rejection's own code (80007, 80003, 80001). */
-function refused(route: Route, error: unknown): Finish {
+function refused(route: Route, error: unknown, step: FailureStep): Finish {
   if (error instanceof PolicyViolation)
-    return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage, cause: routeCause(route, error.upstream ?? { message: error.message }) };
-  if (error instanceof UpstreamRejection) return { kind: "failed", code: error.code, cause: routeCause(route, error.upstream) };
-  if (error instanceof WorkflowError) return { kind: "failed", code: error.code, cause: routeCause(route, { message: error.message }) };
+    return { kind: "failed", code: Wf.ContentPolicy, stage: error.stage, cause: routeCause(route, error.upstream ?? { message: error.message }, step) };
+  if (error instanceof UpstreamRejection) return { kind: "failed", code: error.code, cause: routeCause(route, error.upstream, step) };
+  if (error instanceof WorkflowError) return { kind: "failed", code: error.code, cause: routeCause(route, { message: error.message }, step) };
   throw error;
 }
 
-function routeCause(route: Route, upstream: UpstreamCause | undefined): FailureCause {
-  const cause: FailureCause = { provider: route.provider, upstreamModel: route.upstreamModel };
+function routeCause(route: Route, upstream: UpstreamCause | undefined, step: FailureStep): FailureCause {
+  const cause: FailureCause = { step, provider: route.provider, upstreamModel: route.upstreamModel };
   for (const key of ["status", "message", "requestId", "code"] as const) {
     if (upstream?.[key] !== undefined) Object.assign(cause, { [key]: upstream[key] });
   }
   return cause;
 }
 
-/** An unavailable route's cause: what the provider said, or the network error and its code. */
+/** An unavailable route's cause at submit: what the provider said, or the network error and its code. */
 function unavailableCause(route: Route, error: ProviderUnavailableError): FailureCause {
-  if (error.upstream) return routeCause(route, error.upstream);
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return routeCause(route, { message: error.message, ...(typeof code === "string" ? { code } : {}) });
+  if (error.upstream) return routeCause(route, error.upstream, FailureStep.Submit);
+  const code = errorCode(error.cause);
+  return routeCause(route, { message: error.message, ...(code === undefined ? {} : { code }) }, FailureStep.Submit);
 }
 
 async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | undefined, outcome: Finish): Promise<void> {
@@ -420,9 +432,27 @@ async function settlementOf(
     if (!(error instanceof WorkflowError)) throw error;
     deps.logger.warn("storing outputs failed", { task_id: task.id, err: error.cause ?? error });
     const reason = error.cause instanceof Error ? error.cause.message : error.message;
+    const code = errorCode(error.cause);
+    const step = error instanceof OutputsNotStored ? error.step : FailureStep.Store;
     return {
       outcome: { status: TaskStatus.Failed, code: error.code, charge: 0 },
-      cause: routeCause(outcome.job.route, { message: `storing outputs failed: ${reason}` }),
+      cause: routeCause(outcome.job.route, { message: `storing outputs failed: ${causeText(reason)}`, ...(code === undefined ? {} : { code }) }, step),
     };
   }
+}
+
+/**
+ * The code of a network, file-system or storage-service error (ECONNREFUSED, ENOSPC,
+ * AccessDenied): Node's `code`, else an AWS SDK error's `name` (a plain Error's says nothing).
+ */
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  if (typeof code === "string") return code;
+  return typeof name === "string" && name !== "Error" && name !== "TypeError" ? name : undefined;
+}
+
+/** Error text kept to the cause's size (500 characters, as the providers' texts are). */
+function causeText(text: string): string {
+  return text.length > 500 ? text.slice(0, 500) : text;
 }

@@ -1,4 +1,5 @@
 import type { Endpoint } from "@gen/catalog";
+import { FailureStep } from "@gen/domain";
 import { Wf, WorkflowError } from "@gen/errors";
 import type { CompletedResult } from "@gen/providers";
 import { bytesMatchType, downloadFile, extensionFor, type MediaExtension } from "@gen/storage";
@@ -28,6 +29,7 @@ export async function storeOutputs(
 ): Promise<Record<string, unknown>> {
   const field = OUTPUT_FIELD[endpoint];
   const limits = { maxBytes: deps.config.downloadMaxBytes, timeoutMs: deps.config.downloadTimeoutMs };
+  let step: OutputsNotStored["step"] = FailureStep.Store;
   try {
     const urls: string[] = [];
     let index = 0;
@@ -35,16 +37,29 @@ export async function storeOutputs(
       urls.push((await deps.storage.put(`tasks/${taskId}/${index++}.${file.extension}`, file.data, file.contentType)).url);
     }
     for (const url of result.urls ?? []) {
+      step = FailureStep.Download;
       const { data, contentType } = await downloadFile(url, limits, deps.downloadGuard);
       const type = contentType?.split(";")[0]?.trim() ?? "application/octet-stream";
       const extension = extensionFor(type);
       if (!extension || !(ENDPOINT_MEDIA[endpoint]?.includes(extension) ?? true)) throw new Error(`upstream file of type ${type} is not ${endpoint} output`);
       if (!bytesMatchType(type, data)) throw new Error(`upstream file declared ${type} but its bytes are not`);
+      step = FailureStep.Store;
       urls.push((await deps.storage.put(`tasks/${taskId}/${index++}.${extension}`, data, type)).url);
     }
     if (!field) return { ...(result.data ?? {}) };
     return { [field]: urls };
   } catch (error) {
-    throw new WorkflowError(Wf.StorageFailed, undefined, { cause: error });
+    throw new OutputsNotStored(step, error);
+  }
+}
+
+/** 80005, and the step that failed: fetching an upstream's file, or writing to storage (the task's failure cause). */
+export class OutputsNotStored extends WorkflowError {
+  constructor(
+    readonly step: typeof FailureStep.Download | typeof FailureStep.Store,
+    cause: unknown,
+  ) {
+    super(Wf.StorageFailed, undefined, { cause });
+    this.name = "OutputsNotStored";
   }
 }

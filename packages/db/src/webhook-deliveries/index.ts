@@ -8,3 +8,4 @@ export { reopenForRedelivery, readRedeliveryTarget } from "./reopen-for-redelive
 export { listOpenAttempts, listPendingOfFinishedTasks, listWaitingDeliveries } from "./stranded-deliveries.ts";
 export { findVisibleTasksWithDelivery, readDelivery, type DeliveryRecord, type FirstDelivery, type TaskWithDelivery } from "./read-delivery.ts";
 export { listAttempts, listRecentAttempts, countOutcomesPerMinute, type AttemptLogRow } from "./attempt-log.ts";
+export { listFailingDeliveries, listDeadDeliveryTaskIds, type FailingDelivery, type FailingDeliveryFilter } from "./failing-deliveries.ts";
