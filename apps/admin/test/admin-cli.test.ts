@@ -41,7 +41,8 @@ test("create-key prints exactly one JSON line and grants the credits through the
   expect(await readCredits(db, out.user_id)).toBe(250);
   const key = (await findKeyByHash(db, hashApiKey(out.api_key)))!;
   expect(key.userId).toBe(out.user_id);
-  expect(key.id).toBe(out.key_id);
+  const named = await db.$kysely.selectFrom("api_keys").select("key_hash").where("id", "=", out.key_id).executeTakeFirstOrThrow();
+  expect(named.key_hash).toBe(key.keyHash);
   // Only the hash is stored.
   const rows = await db.$sql.query(`SELECT 1 FROM api_keys WHERE key_hash = $1 OR id = $1`, [out.api_key]).then((result) => result.rows);
   expect(rows).toHaveLength(0);
