@@ -2,7 +2,8 @@ import path from "node:path";
 import express from "express";
 import { createConsoleRouter } from "@gen/console";
 import { ApiError, Err } from "@gen/errors";
-import { errorHandler, requestId, requestLog } from "@gen/http";
+import { context, errorHandler, requestId, requestLog } from "@gen/http";
+import { traceRequests } from "@gen/tracing";
 import { routerFor, serveHotRoutes } from "./http/hot-routes.ts";
 import { answerUnparseableTargets, lastResort } from "./http/unparseable-target.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
@@ -25,7 +26,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.set("query parser", "simple");
   // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
-  const everyRequest = [requestId, requestLog(deps.logger), httpMetrics(deps.metrics)];
+  // A request's span (when tracing) encloses the rest, the request line included.
+  const everyRequest = [requestId, ...traceRequests({ requestId: (res: express.Response) => context(res).requestId }), requestLog(deps.logger), httpMetrics(deps.metrics)];
   app.use(...everyRequest);
   // The API first, polls (the most frequent request) before submissions: every router a request
   // passes costs it CPU. No two of the routers below share
