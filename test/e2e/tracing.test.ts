@@ -64,7 +64,11 @@ describeWithReceiver("OpenTelemetry traces from the client's traceparent to the 
 
     const inTrace = () => collector!.spans().filter((span) => span.traceId === traceId);
     const named = (service: string, name: string) => inTrace().find((span) => span.service === service && span.name === name);
-    await until(async () => named("worker", "webhook.attempt") !== undefined && named("gateway", "POST /api/v1/detect") !== undefined, 20_000, "the spans exported");
+    await until(
+      async () => named("worker", "webhook.attempt") !== undefined && named("gateway", "POST /api/v1/detect") !== undefined,
+      20_000,
+      "the spans exported",
+    );
 
     const spans = inTrace();
     const request = named("gateway", "POST /api/v1/detect")!;

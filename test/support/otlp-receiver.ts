@@ -55,7 +55,9 @@ interface KeyValue {
   value: Record<string, unknown>;
 }
 
-function spansOf(exported: { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] }): ReceivedSpan[] {
+function spansOf(exported: {
+  resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[];
+}): ReceivedSpan[] {
   return (exported.resourceSpans ?? []).flatMap((resourceSpans) => {
     const service = String(attributesOf(resourceSpans.resource?.attributes)["service.name"]);
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>

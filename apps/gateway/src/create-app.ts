@@ -27,7 +27,12 @@ export function createApp(deps: GatewayDeps): express.Express {
   // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
   // A request's span (when tracing) encloses the rest, the request line included.
-  const everyRequest = [requestId, ...traceRequests({ requestId: (res: express.Response) => context(res).requestId }), requestLog(deps.logger), httpMetrics(deps.metrics)];
+  const everyRequest = [
+    requestId,
+    ...traceRequests({ requestId: (res: express.Response) => context(res).requestId }),
+    requestLog(deps.logger),
+    httpMetrics(deps.metrics),
+  ];
   app.use(...everyRequest);
   // The API first, polls (the most frequent request) before submissions: every router a request
   // passes costs it CPU. No two of the routers below share

@@ -4,7 +4,14 @@ import type { TracingConfig, TracesSampler } from "./config.ts";
 type Env = Record<string, string | undefined>;
 
 const PROTOCOLS = ["http/protobuf", "http/json"] as const;
-const SAMPLERS: readonly TracesSampler[] = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"];
+const SAMPLERS: readonly TracesSampler[] = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+];
 
 /**
  * Tracing from OpenTelemetry's own variables, nothing of ours: on when an OTLP endpoint is named
@@ -20,7 +27,9 @@ export function tracingConfig(env: Env): TracingConfig | undefined {
   const exporter = (env.OTEL_TRACES_EXPORTER || "otlp").trim().toLowerCase();
   if (exporter === "none") return undefined;
   if (exporter !== "otlp") throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${exporter}"`);
-  if (!URL.canParse(endpoint)) throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute URL, got "${endpoint}"`);
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, got "${endpoint}"`);
+  }
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf").trim();
   if (!(PROTOCOLS as readonly string[]).includes(protocol)) {
     throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be one of ${PROTOCOLS.join(", ")} (grpc is not shipped), got "${protocol}"`);
@@ -44,7 +53,8 @@ function ratio(raw: string | undefined): number {
 
 function delay(raw: string | undefined): number {
   if (raw === undefined || raw.trim() === "") return 5000;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1 || value > 3_600_000) throw new ConfigError(`OTEL_BSP_SCHEDULE_DELAY must be milliseconds in [1, 3600000], got "${raw}"`);
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(value) || value < 1 || value > 3_600_000)
+    throw new ConfigError(`OTEL_BSP_SCHEDULE_DELAY must be milliseconds in [1, 3600000], got "${raw}"`);
   return value;
 }

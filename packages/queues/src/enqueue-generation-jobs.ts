@@ -9,7 +9,11 @@ import { generationJobId, type GenerationJobData } from "./job-types.ts";
  * request that created task i (@gen/tracing's jobTraceMetadata), carried where BullMQ's telemetry
  * looks for it, so each job is processed under its own request's trace, not the batch's.
  */
-export async function enqueueGenerationJobs(queue: Queue<GenerationJobData>, taskIds: string[], traceContexts?: readonly (string | undefined)[]): Promise<void> {
+export async function enqueueGenerationJobs(
+  queue: Queue<GenerationJobData>,
+  taskIds: string[],
+  traceContexts?: readonly (string | undefined)[],
+): Promise<void> {
   if (taskIds.length === 0) return;
   // Object.assign, not `{ ...GENERATION_JOB_OPTIONS, jobId }`: V8 builds a spread-plus-one
   // literal through a new hidden class each time (~2-3 us a job against ~0.2 us).

@@ -47,6 +47,10 @@ export function startTracing(config: TracingConfig | undefined, processName: str
     shutdown: async () => {
       setTracer(undefined);
       await provider.shutdown().catch(() => {});
+      // The API's globals back to no-ops, so that a process (a test) may start tracing again.
+      trace.disable();
+      propagation.disable();
+      context.disable();
     },
   };
 }

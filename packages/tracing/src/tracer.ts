@@ -38,7 +38,7 @@ async function settle<T>(span: Span, work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function recordFailure(span: Span, error: unknown): void {
+function recordFailure(span: Span, error: unknown): void {
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
 }
