@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, type TextMapGetter } from "@opentelemetry/api";
 import { inSpanUnder, isTracing } from "./tracer.ts";
 
-type Request = IncomingMessage & { route?: { path?: unknown }; originalUrl?: string };
+type Request = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string; originalUrl?: string };
 type Handler<Res> = (req: Request, res: Res, next: (error?: unknown) => void) => void;
 
 const headerGetter: TextMapGetter<IncomingMessage["headers"]> = {
@@ -31,7 +31,8 @@ export function traceRequests<Res extends ServerResponse>(names: { requestId: (r
         SpanKind.SERVER,
         (span) => {
           res.once("close", () => {
-            const route = typeof req.route?.path === "string" ? req.route.path : undefined;
+            // As the HTTP metrics label it: a mounted router's (the console's) path before the pattern.
+            const route = typeof req.route?.path === "string" ? `${req.baseUrl ?? ""}${req.route.path}` : undefined;
             if (route !== undefined) span.updateName(`${req.method} ${route}`).setAttribute("http.route", route);
             const requestId = names.requestId(res);
             if (requestId !== undefined) span.setAttribute("gen.request_id", requestId);

@@ -61,6 +61,11 @@ test("a request's span continues the client's traceparent; a malformed one start
   const client = "0af7651916cd43dd8448eb211c80319c";
   const continued = (await (await fetch(url, { headers: { traceparent: `00-${client}-b7ad6b7169203331-01` } })).json()) as Record<string, string>;
   const fresh = (await (await fetch(url, { headers: { traceparent: "00-zz-not-a-trace-parent" } })).json()) as Record<string, string>;
+  // A hostile tracestate (60 entries, 7 KB) is cut to the specification's limits, never a failure.
+  const tracestate = Array.from({ length: 60 }, (_, i) => `k${i}=${"v".repeat(120)}`).join(",");
+  const hostile = await fetch(url, { headers: { traceparent: `00-${client}-b7ad6b7169203331-01`, tracestate } });
+  expect(hostile.status).toBe(200);
+  expect(((await hostile.json()) as Record<string, string>).trace_id).toBe(client);
   server.close();
   await tracing.shutdown();
   expect(continued.trace_id).toBe(client);
