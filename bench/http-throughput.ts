@@ -29,7 +29,7 @@ interface Tally {
 }
 
 export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
-  const { stack, user } = ctx;
+  const { stack } = ctx;
   // The gateway is the subject: no worker takes the jobs these submissions enqueue.
   await Promise.all([...stack.workers].map((w) => w.kill("SIGTERM")));
   // BENCH_PROCESSES=N: the gateway runs N cluster children (bench-context.ts) and bare Express the
