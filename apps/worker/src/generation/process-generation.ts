@@ -408,6 +408,7 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
   if (!settled) return handOff.abandoned();
   recordTaskFinished(deps.metrics, settled);
   deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
+  if (task.webhookUrl === null) return handOff.settled(settled);
   await inSpan("webhook.hand_off", {}, () => handOff.settled(settled));
 }
 
