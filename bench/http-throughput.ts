@@ -14,7 +14,7 @@ import { CpuTally, sampleCpu, withDescendants } from "./support/proc-cpu.ts";
 
 const CONNECTIONS = 32;
 
-interface Subject {
+export interface Subject {
   /** Its name in the figures and as its CPU column. */
   name: string;
   url: string;
@@ -29,7 +29,7 @@ interface Tally {
 }
 
 export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
-  const { stack, user } = ctx;
+  const { stack } = ctx;
   // The gateway is the subject: no worker takes the jobs these submissions enqueue.
   await Promise.all([...stack.workers].map((w) => w.kill("SIGTERM")));
   // BENCH_PROCESSES=N: the gateway runs N cluster children (bench-context.ts) and bare Express the
@@ -54,23 +54,10 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   ];
   const rounds = ctx.quick ? 1 : 3;
   const seconds = ctx.quick ? 3 : 5;
-  const body = JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", size: "512x512" });
-  const headers = (s: Subject, json: boolean) => ({ ...(json ? { "content-type": "application/json" } : {}), ...(s.auth ? { authorization: user.auth } : {}) });
-  const submit = (s: Subject, secs: number) =>
-    load({ url: `${s.url}/api/v1/images/generations`, method: "POST", headers: headers(s, true), body, connections: CONNECTIONS, seconds: secs });
-
-  // Warm-up: JIT, connection pools, prepared statements, Prisma's query compiler.
-  for (const s of subjects) await submit(s, s.name === "bare" ? 1 : 2);
-  const submissions = await measure(ctx, subjects, rounds, (s) => submit(s, seconds), "submit");
-
-  const task = await stack.call(user.auth, "POST", "/api/v1/images/generations", JSON.parse(body));
-  const poll = (s: Subject, secs: number) =>
-    load({ url: `${s.url}/api/v1/tasks/${task.body.id}`, method: "GET", headers: headers(s, false), connections: CONNECTIONS, seconds: secs });
-  for (const s of subjects) await poll(s, 1);
-  const polls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");
+  const { submissions, polls, poll, taskId } = await submissionsAndPolls(ctx, subjects, rounds, seconds);
   // The same task once finished (no webhook): its answer can never change, so the gateway serves it
   // from memory (docs/internals.md "Caches in the gateway"); the baselines do the same work as above.
-  await completeTasks(ctx.db, [task.body.id]);
+  await completeTasks(ctx.db, [taskId]);
   for (const s of subjects) await poll(s, 1);
   const finishedPolls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");
 
@@ -113,6 +100,29 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
     ...describe("polls (GET /api/v1/tasks/{id})", polls, 0.7),
     ...describe("polls of a finished task", finishedPolls, 0.7),
   ];
+}
+
+/**
+ * Submissions (images endpoint), then polls of one queued task, each after a warm-up (JIT,
+ * connection pools, prepared statements, Prisma's query compiler), in rounds over the subjects.
+ * `poll` is returned for more rounds of the same task.
+ */
+export async function submissionsAndPolls(ctx: BenchContext, subjects: Subject[], rounds: number, seconds: number) {
+  const { stack, user } = ctx;
+  const body = JSON.stringify({ model: "sim-image-1", prompt: "a lighthouse at dusk", size: "512x512" });
+  const headers = (s: Subject, json: boolean) => ({ ...(json ? { "content-type": "application/json" } : {}), ...(s.auth ? { authorization: user.auth } : {}) });
+  const submit = (s: Subject, secs: number) =>
+    load({ url: `${s.url}/api/v1/images/generations`, method: "POST", headers: headers(s, true), body, connections: CONNECTIONS, seconds: secs });
+  for (const s of subjects) await submit(s, s.name === "bare" ? 1 : 2);
+  const submissions = await measure(ctx, subjects, rounds, (s) => submit(s, seconds), "submit");
+
+  const task = await stack.call(user.auth, "POST", "/api/v1/images/generations", JSON.parse(body));
+  const taskId = task.body.id as string;
+  const poll = (s: Subject, secs: number) =>
+    load({ url: `${s.url}/api/v1/tasks/${taskId}`, method: "GET", headers: headers(s, false), connections: CONNECTIONS, seconds: secs });
+  for (const s of subjects) await poll(s, 1);
+  const polls = await measure(ctx, subjects, rounds, (s) => poll(s, seconds), "poll");
+  return { submissions, polls, poll, taskId };
 }
 
 /** Rounds of every subject in turn (the order rotating), each load wrapped in a /proc CPU sample. */

@@ -1,6 +1,7 @@
 import express from "express";
 import { ApiError, Err } from "@gen/errors";
-import { errorHandler, requestId, requestLog } from "@gen/http";
+import { context, errorHandler, requestId, requestLog } from "@gen/http";
+import { traceRequests } from "@gen/tracing";
 import type { ConsoleDeps } from "./console-deps.ts";
 import { createConsoleRouter } from "./console-router.ts";
 
@@ -15,7 +16,7 @@ export function createConsoleApp(deps: ConsoleDeps): express.Express {
   app.set("query parser", "simple");
   // req.ip (the sign-in limits) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
-  app.use(requestId, requestLog(deps.logger));
+  app.use(requestId, ...traceRequests({ requestId: (res: express.Response) => context(res).requestId }), requestLog(deps.logger));
   app.get("/", (_req, res) => res.redirect(302, "/console"));
   app.use("/console", createConsoleRouter(deps, { baseUrl: deps.config.console.baseUrl }));
   app.use((_req, _res, next) => next(new ApiError(Err.RouteNotFound)));

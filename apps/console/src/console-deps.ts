@@ -4,6 +4,7 @@ import type { Config } from "@gen/config";
 import { createDatabase, type Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type MaintenanceJobData, type WebhookJobData } from "@gen/queues";
+import { queueTelemetry } from "@gen/tracing";
 import { RateLimiter } from "@gen/rate-limit";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 
@@ -30,15 +31,17 @@ export interface ConsoleDeps {
 
 export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
   const redis = createRedis(config.redis, "request");
+  // A redelivery or a retry from the dashboard goes on in the worker under the console request's trace.
+  const telemetry = queueTelemetry();
   return {
     config,
     logger,
     db: createDatabase(config.databaseUrl, { max: config.databasePoolSize }),
     redis,
     rateLimiter: new RateLimiter(redis, config.queuePrefix),
-    generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix),
-    webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix),
-    webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix),
+    generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix, telemetry),
+    webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, telemetry),
+    webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix, telemetry),
     maintenanceQueue: createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix),
     webhookSender: createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs }),
   };

@@ -2,7 +2,8 @@ import path from "node:path";
 import express from "express";
 import { createConsoleRouter } from "@gen/console";
 import { ApiError, Err } from "@gen/errors";
-import { errorHandler, requestId, requestLog } from "@gen/http";
+import { context, errorHandler, requestId, requestLog } from "@gen/http";
+import { traceRequests } from "@gen/tracing";
 import { registerHotRoutes } from "./http/hot-routes.ts";
 import { withLastResort } from "./http/unparseable-target.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
@@ -27,7 +28,13 @@ export function createApp(deps: GatewayDeps): ReturnType<typeof withLastResort> 
   app.set("query parser", "simple");
   // req.ip (rate limits keyed on the client address) is the client behind a trusted proxy only.
   app.set("trust proxy", deps.config.trustProxy);
-  const everyRequest = [requestId, requestLog(deps.logger), httpMetrics(deps.metrics)];
+  // A request's span (when tracing) encloses the rest, the request line included.
+  const everyRequest = [
+    requestId,
+    ...traceRequests({ requestId: (res: express.Response) => context(res).requestId }),
+    requestLog(deps.logger),
+    httpMetrics(deps.metrics),
+  ];
   // The /docs page ("try it out") calls the API from the gateway's own origin: always allowed.
   const guard = originGuard([...deps.config.allowedOrigins, new URL(deps.config.baseUrl).origin]);
   // Polls (the most frequent request), then submissions: the app's first layers (hot-routes.ts).

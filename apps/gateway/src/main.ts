@@ -6,6 +6,7 @@ import { drainOnSignal, listenHttp } from "@gen/http";
 import { createLogger } from "@gen/logger";
 import { shareMetricsWithPrimary, startMetricsServer } from "@gen/metrics";
 import { checkRedis } from "@gen/queues";
+import { startTracing, traceLogFields } from "@gen/tracing";
 import { createApp } from "./create-app.ts";
 import { runCluster } from "./run-cluster.ts";
 import { buildDeps, closeDeps } from "./services/build-deps.ts";
@@ -18,8 +19,9 @@ async function main(): Promise<void> {
 
 /** One gateway process: alone, or one of GATEWAY_PROCESSES children of run-cluster.ts. */
 async function serve(config: Config): Promise<void> {
+  const tracing = startTracing(config.tracing, "gateway");
   // In a cluster each line says which process wrote it.
-  const logger = createLogger("gateway", config.logLevel, cluster.isWorker ? { pid: process.pid } : {});
+  const logger = createLogger("gateway", config.logLevel, cluster.isWorker ? { pid: process.pid } : {}, config.tracing && traceLogFields);
   const deps = buildDeps(config, logger);
   await checkDatabase(deps.db, config.databaseUrl);
   await checkRedis(deps.redis, config.redis);
@@ -36,6 +38,7 @@ async function serve(config: Config): Promise<void> {
   drainOnSignal(server, "gateway", logger, async () => {
     metricsServer?.close();
     await closeDeps(deps);
+    await tracing.shutdown();
   });
 }
 

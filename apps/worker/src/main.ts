@@ -14,6 +14,7 @@ import {
   type WebhookJobData,
 } from "@gen/queues";
 import { createDownloadGuard, createStorage } from "@gen/storage";
+import { queueTelemetry, startTracing, traceLogFields } from "@gen/tracing";
 import { createDeliveryWorker, reconcileDeliveries } from "./delivery/index.ts";
 import { createGenerationWorker } from "./generation/create-generation-worker.ts";
 import { createProviderRegistry } from "./generation/provider-registry.ts";
@@ -27,7 +28,8 @@ const SHUTDOWN_GRACE_MS = 15_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger("worker", config.logLevel);
+  const tracing = startTracing(config.tracing, "worker");
+  const logger = createLogger("worker", config.logLevel, {}, config.tracing && traceLogFields);
   const catalog = loadCatalog(config.modelCatalogPath);
   // Before any connection: a catalog this worker cannot serve (a provider without its credential) stops it with one line.
   const providers = createProviderRegistry(catalog, config);
@@ -35,11 +37,13 @@ async function main(): Promise<void> {
   const redis = createRedis(config.redis, "blocking");
   await checkDatabase(db, config.databaseUrl);
   await checkRedis(redis, config.redis);
-  const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
+  // The maintenance queue stays untraced: its periodic runs would each start a trace of their own.
+  const telemetry = queueTelemetry();
+  const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix, telemetry);
   const storage = createStorage(config);
   const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
-  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
-  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, telemetry);
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix, telemetry);
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const metrics = createMetrics({
     queues: [generationQueue, webhookQueue, slowQueue, maintenanceQueue],
@@ -138,6 +142,7 @@ async function main(): Promise<void> {
     await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close(), maintenanceQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
+    await tracing.shutdown();
     clearTimeout(force);
     process.exit(0);
   };

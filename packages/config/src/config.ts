@@ -80,6 +80,21 @@ export interface Config {
   jobLockMs: number;
   logLevel: string;
   console: ConsoleConfig;
+  /** OpenTelemetry traces (OTEL_* variables); undefined: off. */
+  tracing: TracingConfig | undefined;
+}
+
+export type TracesSampler = "always_on" | "always_off" | "traceidratio" | "parentbased_always_on" | "parentbased_always_off" | "parentbased_traceidratio";
+
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL. */
+  protocol: "http/protobuf" | "http/json";
+  /** OTEL_TRACES_SAMPLER. */
+  sampler: TracesSampler;
+  /** OTEL_TRACES_SAMPLER_ARG, for the ratio samplers. */
+  samplerRatio: number;
+  /** OTEL_BSP_SCHEDULE_DELAY: how long finished spans gather before an export. */
+  batchDelayMs: number;
 }
 
 export interface UpstreamCallbackConfig {

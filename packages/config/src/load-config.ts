@@ -4,6 +4,7 @@ import { RENDER_TIMEOUT_MS } from "@gen/domain";
 import type { Config, UpstreamCallbackConfig } from "./config.ts";
 import { providerCredentials } from "./provider-credentials.ts";
 import { redisConfig } from "./redis-config.ts";
+import { tracingConfig } from "./tracing-config.ts";
 import { ConfigError } from "./config-error.ts";
 
 type Env = Record<string, string | undefined>;
@@ -95,6 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
       baseUrl: url(env, "CONSOLE_BASE_URL", `http://localhost:${consolePort}`),
       sessionSecret: secret(env, "CONSOLE_SESSION_SECRET", 32),
     },
+    tracing: tracingConfig(env),
   };
   // Attempt 2 must finish by finished + FINAL, whatever happened to attempt 1. Attempt 1 takes up to
   // its body's build and the timeout; a worker dying in it, or a Redis losing the job of attempt 2,

@@ -14,7 +14,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (error instanceof ApiError) return sendError(res, error);
     if (isDatabaseUnavailable(error)) {
-      logger.warn("database unavailable", { request_id: context(res).requestId, err: String(error) });
+      logger.warn("database unavailable", { request_id: context(res).requestId, task_id: context(res).taskId, err: String(error) });
       return sendError(res, new ApiError(Err.DatabaseUnavailable));
     }
     const type = (error as { type?: string })?.type;
@@ -22,7 +22,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (type === "entity.parse.failed") return sendError(res, new ApiError(Err.BodyNotObject));
     // A path segment with broken percent-encoding (`/api/v1/tasks/%zz`) names no route of ours.
     if (error instanceof URIError) return sendError(res, new ApiError(Err.RouteNotFound));
-    logger.error("unhandled error", { request_id: context(res).requestId, method: req.method, path: pathOf(req), err: error });
+    logger.error("unhandled error", { request_id: context(res).requestId, task_id: context(res).taskId, method: req.method, path: pathOf(req), err: error });
     sendError(res, new ApiError(Err.Internal));
   };
 }

@@ -4,6 +4,8 @@ import type { Request, Response } from "express";
 export interface RequestContext {
   requestId: string;
   userId?: string;
+  /** The task the request created or named (submission, poll, cancel), for its log line. */
+  taskId?: string;
   startedAt: bigint;
 }
 

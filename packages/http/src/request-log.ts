@@ -12,6 +12,7 @@ export function requestLog(logger: Logger): RequestHandler {
       logger.info("request", {
         request_id: ctx.requestId,
         user_id: ctx.userId ?? null,
+        task_id: ctx.taskId ?? null,
         method: req.method,
         path: pathOf(req),
         status: res.statusCode,

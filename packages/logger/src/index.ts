@@ -1,1 +1,1 @@
-export { createLogger, type Logger } from "./create-logger.ts";
+export { createLogger, type ContextFields, type Logger } from "./create-logger.ts";

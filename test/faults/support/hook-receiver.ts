@@ -12,6 +12,8 @@ interface HookPost {
   at: number;
   /** The status the receiver meant to answer (the sender may be gone before it is written). */
   status: number;
+  /** The request's header names, lower case. */
+  headerNames: string[];
 }
 
 export interface HookReceiver {
@@ -94,7 +96,7 @@ export async function startHookReceiver(
     const list = posts.get(taskId) ?? [];
     posts.set(taskId, list);
     const { status, delayMs = 0 } = current({ taskId, nth: list.length, path: request.url ?? "" });
-    list.push({ at: Date.now(), status });
+    list.push({ at: Date.now(), status, headerNames: Object.keys(request.headers) });
     waiting++;
     let answered = false;
     const done = () => {

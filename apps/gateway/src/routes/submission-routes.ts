@@ -34,6 +34,7 @@ export function submissionRoutes(deps: GatewayDeps): HotRoute[] {
           body: req.body as Record<string, unknown>,
           idempotencyKey: idempotencyKey(req.headers["idempotency-key"]),
         });
+        ctx.taskId = task.id;
         sendAccepted(res, task.id, renderTask(task));
       },
     ],

@@ -34,6 +34,7 @@ export function pollRoute(deps: GatewayDeps): HotRoute {
         // Most polls carry no query string: no parsing for them.
         const include = req.url.includes("?") ? parseInclude(req) : INCLUDE.none;
         const id = req.params.id as string;
+        context(res).taskId = id;
         // Malformed ids and other users' tasks look exactly like unknown ones.
         if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
         const body = await readTaskAnswer(polls, id, context(res).userId!, include);
@@ -60,6 +61,7 @@ export function taskRoutes(deps: GatewayDeps): Router {
   });
   router.post("/api/v1/tasks/:id/cancel", authenticate(deps), rateLimit(deps, "submit", deps.config.submitRate), async (req, res) => {
     const id = req.params.id as string;
+    context(res).taskId = id;
     if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
     const task = await cancelTask(deps, context(res).userId!, id);
     res.type("application/json").send(renderTask(task));

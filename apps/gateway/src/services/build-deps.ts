@@ -11,14 +11,18 @@ import { KeyCache } from "./key-cache.ts";
 import { RateLimiter } from "@gen/rate-limit";
 import { watchKeyRevocations } from "./watch-key-revocations.ts";
 import { createUrlTargetGuard } from "@gen/webhook-url";
+import { queueTelemetry } from "@gen/tracing";
 import { createWebhookSender } from "@gen/webhook-sender";
 
 export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   // First, before any connection: a malformed INPUT_URL_ALLOWED_CIDRS stops the gateway here.
   const urlGuard = createUrlTargetGuard({ allowedCidrs: config.inputUrlAllowedCidrs });
   const redis = createRedis(config.redis, "request");
+  // Submissions' jobs are added in batches, each job carrying its own request's trace context
+  // (enqueueGenerationJobs): the generation queue's own telemetry would put the batch's add in one
+  // request's trace. A cancel's webhook job and the console's redeliveries are added one by one, traced.
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
-  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
+  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, queueTelemetry());
   // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.
   const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.

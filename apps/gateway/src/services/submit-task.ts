@@ -16,6 +16,7 @@ import { ApiError, Err } from "@gen/errors";
 import { newTaskId } from "@gen/ids";
 import { enqueueGenerationJobs, withDeadline } from "@gen/queues";
 import { compensateSubmission, reserveTask, reserveTasks, type TaskToReserve } from "@gen/ledger";
+import { annotateSpan, inSpan, jobTraceMetadata } from "@gen/tracing";
 import type { GatewayDeps } from "./gateway-deps.ts";
 import { priceSubmission, refuseInternalUrls, validateSubmission, type ValidSubmission } from "./validate-submission.ts";
 
@@ -63,6 +64,8 @@ interface Pending {
   submission: ValidSubmission;
   idempotency: Idempotency | undefined;
   taskId: string;
+  /** The request's trace context for its generation job (tracing only). */
+  traceContext: string | undefined;
   answer: (outcome: Outcome) => void;
 }
 
@@ -94,7 +97,9 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
     (batch) => commitBatch(deps, batch, "wait", (deferred) => refuseDeferred(deps, deferred)),
   );
   const gather = gatherBatches<Pending>(BATCH_LIMITS, (batch) => commitBatch(deps, batch, "skipLocked", lanes));
-  return async (input) => {
+  return (input) => inSpan("task.submit", { "gen.endpoint": input.endpoint }, () => submit(input));
+
+  async function submit(input: SubmitInput): Promise<Submitted> {
     const checked = validateSubmission(deps.catalog, input.endpoint, input.body);
     await refuseInternalUrls(deps.urlGuard, checked);
     const submission = priceSubmission(deps.catalog, checked);
@@ -106,10 +111,15 @@ export function createSubmitter(deps: GatewayDeps): (input: SubmitInput) => Prom
       });
       if (replay) return replay;
     }
-    const outcome = await new Promise<Outcome>((answer) => gather({ input, submission, idempotency, taskId: newTaskId(), answer }));
-    if (outcome.ok) return outcome.value;
+    const outcome = await new Promise<Outcome>((answer) =>
+      gather({ input, submission, idempotency, taskId: newTaskId(), traceContext: jobTraceMetadata(), answer }),
+    );
+    if (outcome.ok) {
+      annotateSpan({ "gen.task_id": outcome.value.task.id });
+      return outcome.value;
+    }
     throw outcome.error;
-  };
+  }
 }
 
 /**
@@ -215,6 +225,7 @@ async function enqueueCreated(deps: GatewayDeps, batch: Pending[], outcomes: Out
       enqueueGenerationJobs(
         deps.generationQueue,
         created.map(({ task }) => task.id),
+        created.map(({ i }) => batch[i]!.traceContext),
       ),
       ENQUEUE_TIMEOUT_MS,
       "enqueue",

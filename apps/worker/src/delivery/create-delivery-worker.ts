@@ -5,6 +5,7 @@ import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import { QUEUE_NAMES, createQueue, type WebhookJobData } from "@gen/queues";
+import { queueTelemetry } from "@gen/tracing";
 import type { HandOffFirstAttempt, PrepareFirstAttempt } from "@gen/webhook-delivery";
 import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import type { DeliveryDeps } from "./delivery-deps.ts";
@@ -72,8 +73,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const { config, db, redis, logger } = options;
   const ownSender = options.sender === undefined;
   const sender = options.sender ?? createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs });
-  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
-  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
+  const telemetry = queueTelemetry();
+  const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, telemetry);
+  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix, telemetry);
   const hostSlots = createDeliveryHostSlots(redis, config);
   const deps: DeliveryDeps = {
     config,
@@ -97,6 +99,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     stalledInterval: lockDuration / 2,
     // A job that stalls more often than this is failed by BullMQ; the reconciler then records its attempt as lost.
     maxStalledCount: 2,
+    telemetry,
   };
   const worker = new Worker<WebhookJobData>(QUEUE_NAMES.webhook, (job, token) => processDelivery(deps, job, token), {
     ...workerOptions,

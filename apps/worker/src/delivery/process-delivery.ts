@@ -2,6 +2,7 @@ import { DelayedError, type Job } from "bullmq";
 import { WorkerError } from "@gen/domain";
 import { recordWebhookAttempt } from "@gen/metrics";
 import type { WebhookJobData } from "@gen/queues";
+import { annotateSpan, inSpan } from "@gen/tracing";
 import {
   claimAttempt,
   finishAttempt,
@@ -85,8 +86,19 @@ async function takeHostTicket(deps: DeliveryDeps, job: Job<WebhookJobData>, toke
   return undefined;
 }
 
-/** Renders and sends, unless the claim came too late for the window; the ticket goes back either way. */
-export async function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
+/**
+ * Renders and sends, unless the claim came too late for the window; the ticket goes back either way.
+ * One span per attempt, queued or inline; the POST itself carries no trace header.
+ */
+export function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
+  return inSpan("webhook.attempt", { "gen.task_id": open.taskId, "gen.attempt": open.attempt, "gen.manual": open.manual }, async () => {
+    const result = await attempt(deps, open, claim, run, slot);
+    annotateSpan({ "gen.outcome": outcomeLabel(result), ...(result.status === null ? {} : { "http.response.status_code": result.status }) });
+    return result;
+  });
+}
+
+async function attempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
   let result: AttemptResult;
   try {
     result = await renderAndSend(deps, open, claim, run);

@@ -1,6 +1,7 @@
 import { Worker } from "bullmq";
 import type { RedisClient as Redis } from "@gen/queues";
 import { QUEUE_NAMES, createUpstreamSlots, type GenerationJobData } from "@gen/queues";
+import { queueTelemetry } from "@gen/tracing";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { runGenerationJob } from "./run-generation-job.ts";
 
@@ -23,6 +24,8 @@ export function createGenerationWorker(given: GenerationDeps, connection: Redis)
     lockDuration: deps.config.jobLockMs,
     stalledInterval: deps.config.jobLockMs,
     maxStalledCount: 10,
+    // Each step runs under the trace of the request that submitted its task (when tracing).
+    telemetry: queueTelemetry(),
   });
   worker.on("failed", (job, error) =>
     deps.logger.warn("generation job failed; BullMQ retries it", { task_id: job?.data.taskId, attempt: job?.attemptsMade, err: error }),

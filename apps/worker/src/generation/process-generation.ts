@@ -18,6 +18,7 @@ import {
 } from "@gen/providers";
 import { settleTask, type TaskOutcome } from "@gen/ledger";
 import { clearUpstreamCallback, takeUpstreamCallback, wakeGenerationJob } from "@gen/queues";
+import { annotateSpan, inSpan } from "@gen/tracing";
 import { prepareHandOff } from "@gen/webhook-delivery";
 import { claimRoute } from "./claim-route.ts";
 import { completedCharge, failedCharge } from "./final-charge.ts";
@@ -74,11 +75,18 @@ type Unavailable = { route: Route; error: ProviderUnavailableError };
  * second one, and settles through `settleTask`, which moves the task only once. Infrastructure
  * errors (database, Redis) are thrown so that BullMQ retries the job; workflow failures end the task.
  */
-export async function generationStep(deps: GenerationDeps, taskId: string): Promise<NextStep | undefined> {
+export function generationStep(deps: GenerationDeps, taskId: string): Promise<NextStep | undefined> {
+  return inSpan("generation.step", { "gen.task_id": String(taskId) }, () => step(deps, taskId));
+}
+
+async function step(given: GenerationDeps, taskId: string): Promise<NextStep | undefined> {
   // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
   if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
-  const loaded = await findTask(deps.db, taskId);
+  const loaded = await findTask(given.db, taskId);
   if (!loaded || loaded.discardedAt) return undefined;
+  // Every line of the step names the task and the request that submitted it.
+  const deps: GenerationDeps = { ...given, logger: given.logger.child({ task_id: loaded.id, request_id: loaded.requestId }) };
+  annotateSpan({ "gen.request_id": loaded.requestId, "gen.model": loaded.model, "gen.status": loaded.status });
   if (isTerminalTask(loaded.status)) {
     await cancelUpstreamOfCanceled(deps, loaded);
     // Settled elsewhere (a client's cancel) or by a run before this one: its slot is free now.
@@ -225,7 +233,7 @@ async function submitToRoutes(deps: GenerationDeps, task: Task, model: ModelEntr
     const provider = deps.providers(route);
     let submitted;
     try {
-      submitted = await provider.submit(jobFor(task, model, route, callbackUrl));
+      submitted = await inSpan("provider.submit", providerAttributes(route), () => provider.submit(jobFor(task, model, route, callbackUrl)));
     } catch (error) {
       if (!(error instanceof ProviderUnavailableError)) return refused(route, error, FailureStep.Submit);
       deps.logger.info("upstream unavailable at submit", { task_id: task.id, cause: unavailableCause(route, error) });
@@ -243,6 +251,8 @@ async function submitToRoutes(deps: GenerationDeps, task: Task, model: ModelEntr
   }
   return { kind: "unavailable", failures };
 }
+
+const providerAttributes = (route: Route) => ({ "gen.provider": route.provider, "gen.upstream_model": route.upstreamModel });
 
 function jobFor(task: Task, model: ModelEntry, route: Route, callbackUrl: string | undefined): ProviderJob {
   const job: ProviderJob = {
@@ -283,7 +293,7 @@ function submitLater(deps: GenerationDeps, task: Task, failures: Unavailable[], 
 /** One poll. A poll without an answer is transient (an outage fails every running task's poll): the job is polled again, after the wait the provider asked for. */
 async function pollJob(deps: GenerationDeps, task: Task, job: UpstreamJob): Promise<ProviderResult | { state: "running"; retryAfterMs?: number } | Finish> {
   try {
-    return await job.provider.poll(job.upstreamId);
+    return await inSpan("provider.poll", providerAttributes(job.route), () => job.provider.poll(job.upstreamId));
   } catch (error) {
     if (!(error instanceof ProviderUnavailableError)) return refused(job.route, error, FailureStep.Poll);
     // Transient by design (an outage fails every running task's poll): not worth a warning each time.
@@ -399,7 +409,9 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
   }
   // With the receiver's ticket taken first, the terminal statement claims attempt 1 too: after the commit it is sent at once.
   const handOff = prepareHandOff(deps, task);
-  const settled = await settleTask(deps.db, task, settlement.outcome, await handOff.claimFirst()).catch(async (error: unknown) => {
+  const settled = await inSpan("task.settle", { "gen.outcome": settlement.outcome.status }, async () =>
+    settleTask(deps.db, task, settlement.outcome, await handOff.claimFirst()),
+  ).catch(async (error: unknown) => {
     await handOff.abandoned();
     throw error;
   });
@@ -408,7 +420,8 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
   if (!settled) return handOff.abandoned();
   recordTaskFinished(deps.metrics, settled);
   deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
-  await handOff.settled(settled);
+  if (task.webhookUrl === null) return handOff.settled(settled);
+  await inSpan("webhook.hand_off", {}, () => handOff.settled(settled));
 }
 
 /** The charge and outcome of a finished step; a completed result is stored first (80005 when that fails). */
@@ -425,7 +438,7 @@ async function settlementOf(
   // A completed result only ever comes from a catalog model's provider.
   if (!model) throw new Error(`task ${task.id} completed for a model not in the catalog`);
   try {
-    const output = await storeOutputs(task.id, model.endpoint, outcome.result, deps);
+    const output = await inSpan("storage.store_outputs", {}, () => storeOutputs(task.id, model.endpoint, outcome.result, deps));
     const tokens = model.pricing?.method === "tokens" ? outcome.result.tokens : undefined;
     return { outcome: { status: TaskStatus.Completed, output, charge: completedCharge(model, task.reservedCredits, tokens), tokens } };
   } catch (error) {
