@@ -121,10 +121,14 @@ async function runGenerations(model: string, count: number, catalogPath: string)
   }
 }
 
-/** The simulated detector of the polling runs, on a `replicate` route served by the Replicate simulator. */
-function replicateDetector(base: Record<string, unknown>, simPort: number): Record<string, unknown> {
+/**
+ * The simulated detector of the polling runs, on a `replicate` route served by the Replicate
+ * simulator; polled (no callbacks), it has `expectedDurationMs`, as the variant's name says.
+ */
+function replicateDetector(base: Record<string, unknown>, simPort: number, callbacks: boolean): Record<string, unknown> {
   return {
     ...base,
+    ...(callbacks ? {} : { expectedDurationMs: UPSTREAM_MS }),
     id: "bench-replicate-detect",
     provider: "replicate",
     upstreamModel: "bench/ai-text-detector",
@@ -161,6 +165,7 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
     replicateDetector(
       catalog.models.find((m) => m.id === "sim-detect-1")!,
       simPort,
+      callbacks,
     ),
   );
   writeFileSync(catalogPath, JSON.stringify(catalog));
