@@ -10,13 +10,13 @@ import path from "node:path";
 import { DEFAULT_CATALOG_PATH } from "@gen/catalog";
 import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import { OPENAI_SIM_API_KEY } from "../apps/upstream-sim/src/index.ts";
-import { startApp } from "../test/faults/support/app-process.ts";
 import { startFaultStack, type FaultStack } from "../test/faults/support/fault-stack.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import type { BenchContext } from "./support/bench-context.ts";
 import { startChild } from "./support/child.ts";
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
+import { profileWorkerIfAsked } from "./support/profiled-worker.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
 import { prismaOf } from "../test/support/prisma-fixtures.ts";
 
@@ -52,8 +52,7 @@ export async function endToEndProvider(ctx: BenchContext): Promise<Figure[]> {
   writeFileSync(catalogPath, JSON.stringify(catalog));
   const database = await createScratchDatabase();
   let stack: FaultStack | undefined;
-  // BENCH_WORKER_CPU_PROF=<dir>: the worker runs under `node --cpu-prof`, its profile written to <dir> when it stops.
-  const profileDir = process.env.BENCH_WORKER_CPU_PROF;
+  let stopProfiled: (() => Promise<void>) | undefined;
   try {
     stack = await startFaultStack({
       databaseUrl: database.url,
@@ -72,12 +71,7 @@ export async function endToEndProvider(ctx: BenchContext): Promise<Figure[]> {
       },
     });
     const app = stack;
-    // BENCH_WORKER_CPU_PROF=<dir>: the worker runs under `node --cpu-prof`, its profile written to <dir> when it stops.
-    const profileDir = process.env.BENCH_WORKER_CPU_PROF;
-    if (profileDir) {
-      await app.workers[0]!.kill("SIGTERM");
-      app.workers.push(await startApp("worker", app.env, "worker-profiled", ["--cpu-prof", "--cpu-prof-dir", profileDir]));
-    }
+    stopProfiled = await profileWorkerIfAsked(app);
     const databaseName = new URL(database.url).pathname.slice(1);
     const groups = {
       gateway: () => [app.gateway.child.pid!],
@@ -123,7 +117,7 @@ export async function endToEndProvider(ctx: BenchContext): Promise<Figure[]> {
     };
     return [...(await at(20, ctx.quick ? 60 : 300)), ...(await at(200, ctx.quick ? 400 : 2000, 20))];
   } finally {
-    if (profileDir) await stack?.workers.at(-1)?.kill("SIGTERM");
+    await stopProfiled?.();
     await stack?.close();
     await sim.stop();
     await database.drop();

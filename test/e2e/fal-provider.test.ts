@@ -168,7 +168,7 @@ describe("fal-served models end to end, woken by fal's webhook", () => {
       });
       expect(submitted.status).toBe(202);
       // With a callback expected the worker's first poll comes only after CALLBACK_SAFETY_POLL_MS
-      // (30 s): a task done within half of it was woken by the callback, not found by a poll.
+      // (a minute): a task done within half of it was woken by the callback, not found by a poll.
       const task = await callbackStack.waitTerminal(callbackUser.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS / 2);
       expect(task).toMatchObject({ status: "completed", error: null });
       const row = (await findTask(callbackStack.gateway.db, submitted.body.id))!;

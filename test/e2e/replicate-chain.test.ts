@@ -105,7 +105,7 @@ maybe("Replicate end to end, woken by Replicate's webhook", () => {
     });
     expect(submitted.status).toBe(202);
     // With a callback expected the worker's first poll comes only after CALLBACK_SAFETY_POLL_MS
-    // (30 s): a task done within half of it was woken by the callback, not found by a poll.
+    // (a minute): a task done within half of it was woken by the callback, not found by a poll.
     const task = await stack.waitTerminal(user.auth, submitted.body.id, CALLBACK_SAFETY_POLL_MS / 2);
     expect(task.status).toBe("completed");
     const row = (await findTask(stack.gateway.db, submitted.body.id))!;

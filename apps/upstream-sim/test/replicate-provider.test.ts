@@ -1,6 +1,5 @@
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import {
   PolicyViolation,
   ProviderUnavailableError,
@@ -13,6 +12,7 @@ import {
 import express from "express";
 import { createUpstreamSim } from "../src/index.ts";
 import { createReplicateSim } from "../src/replicate/replicate-sim.ts";
+import { boundedAnswerTests, close, failure, listen, settleOn } from "./support/provider-test-kit.ts";
 
 // The Replicate adapter through the replicate package against the simulator on loopback: every
 // mapping of a prediction to our result, every failure to its code, and the completed webhook.
@@ -20,17 +20,6 @@ let server: Server;
 let base: string;
 let api: string;
 let provider: Provider;
-
-async function listen(app: express.Application | ReturnType<typeof createServer>): Promise<{ server: Server; url: string }> {
-  const listening = app.listen(0, "127.0.0.1") as Server;
-  await new Promise((resolve) => listening.once("listening", resolve));
-  return { server: listening, url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}` };
-}
-
-async function close(closing: Server): Promise<void> {
-  closing.closeAllConnections();
-  await new Promise((resolve) => closing.close(resolve));
-}
 
 beforeAll(async () => {
   ({ server, url: base } = await listen(createUpstreamSim()));
@@ -51,21 +40,7 @@ function job(prompt: string, extra: Partial<ProviderJob> = {}, params: Record<st
   };
 }
 
-async function settle(upstreamId: string, on: Provider = provider, limitMs = 5000): Promise<ProviderResult> {
-  const started = Date.now();
-  for (;;) {
-    const result = await on.poll(upstreamId);
-    if (result.state !== "running" || Date.now() - started > limitMs) return result;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-function failure<T>(promise: Promise<T>): Promise<unknown> {
-  return promise.then(
-    () => new Error("resolved"),
-    (error: unknown) => error,
-  );
-}
+const settle = (upstreamId: string, on: Provider = provider, limitMs?: number): Promise<ProviderResult> => settleOn(on, upstreamId, limitMs);
 
 async function prediction(id: string): Promise<Record<string, unknown>> {
   const response = await fetch(`${api}/predictions/${id}`, { headers: { authorization: "Bearer r8_test" } });
@@ -219,19 +194,10 @@ describe("Replicate provider ↔ Replicate simulator", () => {
     expect(await provider.poll("nosuchprediction")).toMatchObject({ state: "failed", code: 80003, upstream: { status: 404 } });
   });
 
-  it("a huge answer is capped: at create and at poll, transient", async () => {
-    expect(await failure(provider.submit(job("[[up:huge_submit]]")))).toMatchObject({
-      name: "ProviderUnavailableError",
-      message: expect.stringContaining("bytes"),
-    });
-    const { upstreamId } = await provider.submit(job("[[up:huge_poll]]"));
-    expect(await failure(provider.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("bytes") });
-  });
-
-  it("an endless poll answer ends at the time limit, transient", async () => {
-    const quick = createReplicateProvider({ baseUrl: api, apiKey: "k", timeoutMs: 500, maxResponseBytes: 64 * 1024 * 1024 });
-    const { upstreamId } = await quick.submit(job("[[up:endless_poll]]"));
-    expect(await failure(quick.poll(upstreamId))).toBeInstanceOf(ProviderUnavailableError);
+  boundedAnswerTests({
+    provider: () => provider,
+    quick: () => createReplicateProvider({ baseUrl: api, apiKey: "k", timeoutMs: 500, maxResponseBytes: 64 * 1024 * 1024 }),
+    job: (prompt) => job(prompt),
   });
 
   it("cancel stops a running prediction (then 80003), is idempotent and never rejects", async () => {
@@ -241,12 +207,6 @@ describe("Replicate provider ↔ Replicate simulator", () => {
     await provider.cancel(upstreamId);
     expect(await provider.poll(upstreamId)).toMatchObject({ state: "failed", code: 80003, upstream: { requestId: upstreamId } });
     await expect(provider.cancel("nosuchprediction")).resolves.toBeUndefined();
-  });
-
-  it("a caller's abort rejects with its reason, not as an upstream fault", async () => {
-    const controller = new AbortController();
-    controller.abort(new Error("shutting down"));
-    expect(await failure(provider.submit(job("x"), controller.signal))).toMatchObject({ message: "shutting down" });
   });
 
   describe("completed webhook", () => {

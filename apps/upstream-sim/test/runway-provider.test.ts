@@ -1,9 +1,9 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { ProviderUnavailableError, UpstreamRejection, createRunwayProvider, type Provider, type ProviderJob, type ProviderResult } from "@gen/providers";
 import express from "express";
 import { createUpstreamSim } from "../src/index.ts";
 import { createRunwaySim } from "../src/runway/runway-sim.ts";
+import { boundedAnswerTests, close, failure, listen, settleOn } from "./support/provider-test-kit.ts";
 
 // The Runway adapter through @runwayml/sdk against the simulator on loopback: the routes it picks,
 // every task status and failure code, and the faults (no webhooks: Runway's API has none).
@@ -11,17 +11,6 @@ let server: Server;
 let api: string;
 let provider: Provider;
 const seen: Array<{ method: string; path: string; body: Record<string, unknown>; version?: string; authorization?: string }> = [];
-
-async function listen(app: express.Application): Promise<{ server: Server; url: string }> {
-  const listening = app.listen(0, "127.0.0.1");
-  await new Promise((resolve) => listening.once("listening", resolve));
-  return { server: listening, url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}` };
-}
-
-async function close(closing: Server): Promise<void> {
-  closing.closeAllConnections();
-  await new Promise((resolve) => closing.close(resolve));
-}
 
 beforeAll(async () => {
   // Records what reaches the simulator, to check the wire format the SDK sends.
@@ -60,21 +49,7 @@ function job(
   };
 }
 
-async function settle(upstreamId: string, on: Provider = provider, limitMs = 5000): Promise<ProviderResult> {
-  const started = Date.now();
-  for (;;) {
-    const result = await on.poll(upstreamId);
-    if (result.state !== "running" || Date.now() - started > limitMs) return result;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-function failure<T>(promise: Promise<T>): Promise<unknown> {
-  return promise.then(
-    () => new Error("resolved"),
-    (error: unknown) => error,
-  );
-}
+const settle = (upstreamId: string, on: Provider = provider, limitMs?: number): Promise<ProviderResult> => settleOn(on, upstreamId, limitMs);
 
 describe("Runway provider ↔ Runway simulator", () => {
   it("animates the reference image by image_to_video, with the default mapping, and completes with an MP4 URL", async () => {
@@ -192,19 +167,10 @@ describe("Runway provider ↔ Runway simulator", () => {
     expect(await provider.poll("00000000-0000-0000-0000-000000000000")).toMatchObject({ state: "failed", code: 80003, upstream: { status: 404 } });
   });
 
-  it("a huge answer is capped at submit and at poll, transient", async () => {
-    expect(await failure(provider.submit(job("[[up:huge_submit]]")))).toMatchObject({
-      name: "ProviderUnavailableError",
-      message: expect.stringContaining("bytes"),
-    });
-    const { upstreamId } = await provider.submit(job("[[up:huge_poll]]"));
-    expect(await failure(provider.poll(upstreamId))).toMatchObject({ name: "ProviderUnavailableError", message: expect.stringContaining("bytes") });
-  });
-
-  it("an endless poll answer ends at the time limit, transient", async () => {
-    const quick = createRunwayProvider({ baseUrl: api, apiKey: "k", timeoutMs: 500, maxResponseBytes: 64 * 1024 * 1024 });
-    const { upstreamId } = await quick.submit(job("[[up:endless_poll]]"));
-    expect(await failure(quick.poll(upstreamId))).toBeInstanceOf(ProviderUnavailableError);
+  boundedAnswerTests({
+    provider: () => provider,
+    quick: () => createRunwayProvider({ baseUrl: api, apiKey: "k", timeoutMs: 500, maxResponseBytes: 64 * 1024 * 1024 }),
+    job: (prompt) => job(prompt),
   });
 
   it("cancel (DELETE) stops a running task, then CANCELLED is 80003; never rejects", async () => {
@@ -214,11 +180,5 @@ describe("Runway provider ↔ Runway simulator", () => {
     expect(seen.at(-1)).toMatchObject({ method: "DELETE", path: `/runway/v1/tasks/${upstreamId}` });
     expect(await provider.poll(upstreamId)).toMatchObject({ state: "failed", code: 80003 });
     await expect(provider.cancel("nosuchtask")).resolves.toBeUndefined();
-  });
-
-  it("a caller's abort rejects with its reason", async () => {
-    const controller = new AbortController();
-    controller.abort(new Error("shutting down"));
-    expect(await failure(provider.submit(job("x"), controller.signal))).toMatchObject({ message: "shutting down" });
   });
 });

@@ -17,12 +17,11 @@ export async function reconcileTasks(db: Database, queue: Queue<GenerationJobDat
   for (;;) {
     const ids = await findStaleOpenTaskIds(db, { before: cutoff, after, limit: BATCH });
     for (const id of ids) {
-      const job = await queue.getJob(generationJobId(id));
-      if (job) {
-        const state = await job.getState();
-        if (state !== "completed" && state !== "failed") continue;
-        await job.remove().catch(() => {});
-      }
+      // The state alone (one script, no read of the job's hash): a long upstream job's task is
+      // untouched while its job is parked, so every run looks at every such task again.
+      const state = await queue.getJobState(generationJobId(id));
+      if (state !== "completed" && state !== "failed" && state !== "unknown") continue;
+      if (state !== "unknown") await queue.remove(generationJobId(id)).catch(() => {});
       await queue.add("generate", { taskId: id }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(id) });
       enqueued++;
     }

@@ -94,6 +94,19 @@ test("the step after a client's cancel cancels the upstream job; other terminal 
   expect(calls).toEqual(["cancel up_canceled"]);
 });
 
+test("a job's first run treats whatever row it finds as a read would: terminal, discarded, already started, or missing", async () => {
+  const { calls, provider } = recordingProvider();
+  const canceled = await task({ status: "failed", errorCode: 80008, startedAt: new Date(), finishedAt: new Date(), upstreamId: "up_first_canceled" });
+  const discarded = await task({ discardedAt: new Date() });
+  const started = await task({ status: "in_progress", startedAt: new Date(Date.now() - 30_000), upstreamId: "up_first_running" });
+  for (const id of [canceled, discarded, newTaskId(), "' OR 1=1 --"]) expect(await generationStep(deps(provider), id, true)).toBeUndefined();
+  expect(await generationStep(deps(provider), started, true)).toMatchObject({ at: expect.any(Number) });
+  expect(calls).toEqual(["cancel up_first_canceled", "poll up_first_running"]);
+  const rows = await db.task.findMany({ where: { id: { in: [canceled, discarded, started] } }, orderBy: { id: "asc" } });
+  expect(rows.map((r) => r.status).sort()).toEqual(["failed", "in_progress", "queued"]);
+  expect((await db.task.findUniqueOrThrow({ where: { id: discarded } })).startedAt).toBeNull();
+});
+
 test("a step past the task's deadline times it out (80002), cancels the upstream job and refunds", async () => {
   const { calls, provider } = recordingProvider();
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });

@@ -5,6 +5,7 @@ import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import type { Provider } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
+import { CALLBACK_SAFETY_POLL_MS } from "../src/generation/poll-schedule.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
 import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
@@ -60,10 +61,10 @@ async function nextIn(id: string): Promise<{ inMs: number; afterParked: boolean 
   return { inMs: next.at - before, afterParked: next.afterParked !== undefined };
 }
 
-test("a job created with a callback address is polled every 30 s, and looks for a callback after its park", async () => {
+test("a job created with a callback address is polled on the safety schedule, and looks for a callback after its park", async () => {
   const { inMs, afterParked } = await nextIn(await runningTask("plain-detect", 10_000, true));
-  expect(inMs).toBeGreaterThanOrEqual(29_900);
-  expect(inMs).toBeLessThanOrEqual(30_100);
+  expect(inMs).toBeGreaterThanOrEqual(CALLBACK_SAFETY_POLL_MS - 100);
+  expect(inMs).toBeLessThanOrEqual(CALLBACK_SAFETY_POLL_MS + 100);
   expect(afterParked).toBe(true);
 });
 

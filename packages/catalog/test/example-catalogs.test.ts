@@ -29,4 +29,5 @@ test("it loads, covers every endpoint on a real provider, and shows fallbacks", 
   expect(catalog.model("gen4-turbo")).toMatchObject({ upstreamModel: "gen4_turbo", provider: "runway" });
   expect(catalog.model("omni-moderation")?.upstreamModel).toBe("omni-moderation-latest");
   expect(catalog.model("gpt-image-1")?.upstreamModel).toBe("gpt-image-1");
+  expect(catalog.model("sora-2")).toMatchObject({ endpoint: "videos", provider: "openai", upstreamModel: "sora-2" });
 });

@@ -1,4 +1,5 @@
 import { AnswerTooLargeError } from "@gen/capped-body";
+import { createPlainExchange, plainRequest } from "./plain-exchange.ts";
 
 export interface CappedFetchOptions {
   /** Largest body read; a longer one rejects with AnswerTooLargeError. */
@@ -14,7 +15,13 @@ export interface CappedFetchOptions {
  * time limit whatever the SDK would have done with it. The caller's own signal still aborts it.
  */
 export function createCappedFetch(options: CappedFetchOptions, base: typeof fetch = globalThis.fetch): typeof fetch {
+  const exchange = createPlainExchange();
   return async (input, init) => {
+    // The SDKs' ordinary requests (JSON or no body) take the cheap path; a redirect, an upload or
+    // a Request object goes through `base`, with the same limits.
+    const plain = plainRequest(input, init);
+    const answer = plain && (await exchange(plain, { ...options, signal: init?.signal }));
+    if (answer) return answer;
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const response = await base(input, { ...init, signal });

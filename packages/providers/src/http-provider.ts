@@ -1,12 +1,14 @@
 import { Wf } from "@gen/errors";
-import { AnswerTooLargeError, readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
+import { readCappedAnswer, type CappedAnswer } from "@gen/capped-body";
 import got, { type OptionsInit } from "got";
 import { isHttpUrl } from "./http-url.ts";
 import { PolicyViolation } from "./policy-violation.ts";
 import type { CompletedResult, Provider, ProviderResult } from "./provider.ts";
 import { ProviderUnavailableError } from "./provider-unavailable-error.ts";
 import { parseRetryAfter } from "./retry-after.ts";
-import type { UpstreamCause } from "./upstream-cause.ts";
+import { tokensOf } from "./token-counts.ts";
+import { abortReason, describeFailure, networkCause } from "./upstream-abort.ts";
+import { answerCause, type UpstreamCause } from "./upstream-cause.ts";
 import { UpstreamRejection } from "./upstream-rejection.ts";
 import { UpstreamErrorType, UpstreamJobStatus } from "./upstream-vocabulary.ts";
 
@@ -42,25 +44,10 @@ function errorOf(body: Json | undefined): { type?: string; message?: string } {
   };
 }
 
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return error instanceof AnswerTooLargeError ? `the answer's ${message}` : message;
-}
-
 /** What the upstream said, for the operator: its status, error text and request id. */
 function causeOf(response: CappedAnswer, message: string | undefined): UpstreamCause {
   const requestId = response.headers["x-request-id"];
-  return {
-    status: response.statusCode,
-    ...(message === undefined ? {} : { message }),
-    ...(typeof requestId === "string" && requestId !== "" ? { requestId: requestId.slice(0, 200) } : {}),
-  };
-}
-
-/** A request that got no answer: the error's text and, for a network error, its code. */
-function networkCause(error: unknown): UpstreamCause {
-  const code = (error as { code?: unknown } | null)?.code;
-  return { message: describe(error).slice(0, MAX_MESSAGE_LENGTH), ...(typeof code === "string" ? { code } : {}) };
+  return answerCause(response.statusCode, message, typeof requestId === "string" ? requestId.slice(0, 200) : undefined);
 }
 
 /** A 429, or a 5xx: the upstream is there but cannot take the request now; `retryAfterMs` when it said when to come back. */
@@ -73,18 +60,14 @@ function unavailable(what: string, response: CappedAnswer, message: string | und
   });
 }
 
-function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
 function succeeded(body: Json): CompletedResult {
   const result: CompletedResult = { state: "completed" };
   const output = asObject(body.output);
   if (Array.isArray(output?.urls)) result.urls = output.urls.filter(isHttpUrl);
   const data = asObject(output?.data);
   if (data) result.data = data;
-  const usage = asObject(body.usage);
-  if (isCount(usage?.input_tokens) && isCount(usage?.output_tokens)) result.tokens = { input: usage.input_tokens, output: usage.output_tokens };
+  const tokens = tokensOf(body.usage);
+  if (tokens) result.tokens = tokens;
   return result;
 }
 
@@ -120,11 +103,6 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
   const request = (url: URL, init: StreamOptions): Promise<CappedAnswer> => readCappedAnswer(client.stream(url, init), maxBytes);
   const jobUrl = (upstreamId: string, suffix = "") => new URL(`v1/jobs/${encodeURIComponent(upstreamId)}${suffix}`, base);
 
-  /** The signal's reason when the caller aborted, so an abort is never mistaken for an upstream fault. */
-  function abortReason(signal: AbortSignal | undefined, error: unknown): unknown {
-    return signal?.aborted ? (signal.reason ?? error) : undefined;
-  }
-
   return {
     async submit(job, signal) {
       signal?.throwIfAborted();
@@ -138,7 +116,7 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new ProviderUnavailableError(`Upstream submission failed: ${describe(error)}`, { cause: error, upstream: networkCause(error) });
+        throw new ProviderUnavailableError(`Upstream submission failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
       }
       const body = parseBody(response);
       const { type, message } = errorOf(body);
@@ -162,7 +140,7 @@ export function createHttpProvider(options: HttpProviderOptions): Provider {
       } catch (error) {
         const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
-        throw new ProviderUnavailableError(`Upstream poll failed: ${describe(error)}`, { cause: error, upstream: networkCause(error) });
+        throw new ProviderUnavailableError(`Upstream poll failed: ${describeFailure(error)}`, { cause: error, upstream: networkCause(error) });
       }
       if (response.statusCode === 404) {
         const message = "Upstream does not know the job";

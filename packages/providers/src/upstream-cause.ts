@@ -20,3 +20,13 @@ export function causeMessage(text: unknown): string | undefined {
   if (typeof text !== "string" || text === "") return undefined;
   return text.length > MAX_MESSAGE_LENGTH ? text.slice(0, MAX_MESSAGE_LENGTH) : text;
 }
+
+/** What a provider's answer said, for the operator: its status, its error text (kept to size), its request id; what is missing is left out. */
+export function answerCause(status: number | undefined, text: unknown, requestId: string | null | undefined): UpstreamCause {
+  const cause: UpstreamCause = {};
+  if (status !== undefined) cause.status = status;
+  const message = causeMessage(text);
+  if (message !== undefined) cause.message = message;
+  if (requestId) cause.requestId = requestId;
+  return cause;
+}

@@ -1,8 +1,13 @@
 const FIRST_POLL_MS = 25;
 const MAX_POLL_MS = 1000;
 const LONG_POLL_MS = 2000;
-/** While a callback is expected, polls only guard against a lost one. */
-export const CALLBACK_SAFETY_POLL_MS = 30_000;
+/**
+ * While a callback is expected, polls only guard against a lost one. A minute: a lost callback
+ * is made up for within it, and a job of up to a minute costs its submit and one poll (the one
+ * its callback wakes, or this one when they meet), where every safety poll before the job ends
+ * is a step spent on nothing.
+ */
+export const CALLBACK_SAFETY_POLL_MS = 60_000;
 /** With a callback expected, the first safety poll comes no earlier than this share of expectedDurationMs. */
 const CALLBACK_FIRST_POLL_SHARE = 1.25;
 /** Past its expected end a job is polled this often at first, then every quarter of its overrun, up to LONG_POLL_MS. */
@@ -21,7 +26,7 @@ export interface PollPlan {
 /**
  * How long to wait before the next poll of an upstream job.
  *
- * - A callback expected: polls are a safety net against a lost callback, every 30 s; with
+ * - A callback expected: polls are a safety net against a lost callback, every minute; with
  *   `expectedDurationMs`, the first one no earlier than 1.25 times it. A 60-s job costs its submit
  *   and the poll the callback wakes.
  * - `expectedDurationMs` without callbacks: the first poll at the expected end, then every 500 ms,

@@ -24,7 +24,7 @@ import { claimRoute } from "./claim-route.ts";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
 import { pollDelayMs } from "./poll-schedule.ts";
-import { SLOT_WAIT_SAFETY_MS, claimAnySlot, leaseGraceMs, mayWait, releaseSlot, renewSlot, waitForSlot } from "./route-slots.ts";
+import { SLOT_WAIT_SAFETY_MS, claimAnySlot, leaseGraceMs, mayWait, releaseSlot, renewSlot, someMayWait, waitForSlot } from "./route-slots.ts";
 import { OutputsNotStored, storeOutputs } from "./store-outputs.ts";
 import { boundedRetryAfter, quotaWaitMs, submitRetryDelayMs } from "./upstream-waits.ts";
 
@@ -75,14 +75,14 @@ type Unavailable = { route: Route; error: ProviderUnavailableError };
  * second one, and settles through `settleTask`, which moves the task only once. Infrastructure
  * errors (database, Redis) are thrown so that BullMQ retries the job; workflow failures end the task.
  */
-export function generationStep(deps: GenerationDeps, taskId: string): Promise<NextStep | undefined> {
-  return inSpan("generation.step", { "gen.task_id": String(taskId) }, () => step(deps, taskId));
+export function generationStep(deps: GenerationDeps, taskId: string, first = false): Promise<NextStep | undefined> {
+  return inSpan("generation.step", { "gen.task_id": String(taskId) }, () => step(deps, taskId, first));
 }
 
-async function step(given: GenerationDeps, taskId: string): Promise<NextStep | undefined> {
+async function step(given: GenerationDeps, taskId: string, first: boolean): Promise<NextStep | undefined> {
   // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
   if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
-  const loaded = await findTask(given.db, taskId);
+  const loaded = await loadTask(given, taskId, first);
   if (!loaded || loaded.discardedAt) return undefined;
   // Every line of the step names the task and the request that submitted it.
   const deps: GenerationDeps = { ...given, logger: given.logger.child({ task_id: loaded.id, request_id: loaded.requestId }) };
@@ -115,6 +115,18 @@ async function step(given: GenerationDeps, taskId: string): Promise<NextStep | u
   if (outcome.kind === "pending") return outcome.afterParked ? { at: outcome.pollAt, afterParked: outcome.afterParked } : { at: outcome.pollAt };
   await finish(deps, task, model, outcome);
   return undefined;
+}
+
+/**
+ * The task as the step starts. A job's first run (`first`) finds its task queued, nearly always:
+ * starting it is then the read too, one statement instead of two, unless a model of the catalog
+ * may have to wait for a slot before it starts (waitForRoom). The start is conditional on the task
+ * being queued and not discarded, and answers the task as it is otherwise, so whatever the row
+ * says is handled as the read would have had it.
+ */
+async function loadTask(deps: GenerationDeps, taskId: string, first: boolean): Promise<Task | undefined> {
+  if (first && !someMayWait(deps.catalog.models)) return markTaskStarted(deps.db, taskId);
+  return findTask(deps.db, taskId);
 }
 
 /**

@@ -42,6 +42,18 @@ export function mayWait(model: ModelEntry): boolean {
   return model.routes.length > 0 && cappedRoutes(model).length === model.routes.length;
 }
 
+const anyMayWait = new WeakMap<readonly ModelEntry[], boolean>();
+
+/** Whether a task of any of these models (a catalog's) can have to wait for a slot before it starts. */
+export function someMayWait(models: readonly ModelEntry[]): boolean {
+  let answer = anyMayWait.get(models);
+  if (answer === undefined) {
+    answer = models.some(mayWait);
+    anyMayWait.set(models, answer);
+  }
+  return answer;
+}
+
 /**
  * A slot on `route` for the task, for `leaseMs`: true when held (or the route is not capped). Taking
  * it gives back a slot the task held on another route; the waiters that frees are woken.

@@ -14,7 +14,8 @@ import { generationStep, processGeneration } from "./process-generation.ts";
 export async function runGenerationJob(deps: GenerationDeps, job: Job<GenerationJobData>, token: string | undefined): Promise<void> {
   // Without a lock token (not a worker-fetched job) the job cannot be parked: run it through.
   if (token === undefined) return processGeneration(deps, job.data.taskId);
-  const next = await generationStep(deps, job.data.taskId);
+  // Every run of the job, the first included, counts in attemptsStarted (parked runs too).
+  const next = await generationStep(deps, job.data.taskId, job.attemptsStarted <= 1);
   if (next === undefined) return;
   await job.moveToDelayed(next.at, token);
   // The job is parked already: a failure here must not fail it. It only delays the step to `at`.

@@ -1,15 +1,11 @@
 import { ApiError } from "@fal-ai/client";
-import type { UpstreamCause } from "../upstream-cause.ts";
+import { answerCause, type UpstreamCause } from "../upstream-cause.ts";
 import { falErrorText } from "./fal-fetch.ts";
 import { FAL_CONTENT_POLICY_TYPE } from "./fal-vocabulary.ts";
 
 /** What fal said in a 4xx answer, for the operator. */
 export function causeOfApiError(error: ApiError<unknown>): UpstreamCause {
-  const cause: UpstreamCause = { status: error.status };
-  const message = falErrorText(error.body) ?? falErrorText(error.message);
-  if (message !== undefined) cause.message = message;
-  if (error.requestId) cause.requestId = error.requestId;
-  return cause;
+  return answerCause(error.status, falErrorText(error.body) ?? falErrorText(error.message), error.requestId);
 }
 
 /** A 422 whose `detail` names a content-policy violation (`[{ type: "content_policy_violation", loc, msg }]`). */

@@ -1,7 +1,7 @@
-import { AnswerTooLargeError } from "@gen/capped-body";
 import { createCappedFetch } from "../capped-fetch.ts";
+import { describeFailure } from "../upstream-abort.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
-import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
+import { answerCause, causeMessage, type UpstreamCause } from "../upstream-cause.ts";
 import { parseRetryAfter } from "../retry-after.ts";
 import { FAL_REQUEST_ID_HEADER } from "./fal-vocabulary.ts";
 
@@ -31,12 +31,7 @@ async function causeOf(response: Response): Promise<UpstreamCause> {
   } catch {
     // Not JSON: the text itself is the message.
   }
-  const cause: UpstreamCause = { status: response.status };
-  const message = falErrorText(body);
-  if (message !== undefined) cause.message = message;
-  const requestId = response.headers.get(FAL_REQUEST_ID_HEADER);
-  if (requestId) cause.requestId = requestId;
-  return cause;
+  return answerCause(response.status, falErrorText(body), response.headers.get(FAL_REQUEST_ID_HEADER));
 }
 
 /** A network error's code (ECONNREFUSED, ...), which undici keeps on the error's cause. */
@@ -51,11 +46,6 @@ function networkCode(error: unknown): string | undefined {
   }
   if (error instanceof DOMException && error.name === "TimeoutError") return "ETIMEDOUT";
   return undefined;
-}
-
-function describe(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return error instanceof AnswerTooLargeError ? `the answer's ${message}` : message;
 }
 
 /**
@@ -76,7 +66,7 @@ export function createFalFetch(options: FalFetchOptions): typeof fetch {
       // The caller's own abort is not an upstream fault.
       if (init?.signal?.aborted) throw init.signal.reason ?? error;
       const code = networkCode(error);
-      const message = describe(error);
+      const message = describeFailure(error);
       throw new ProviderUnavailableError(`fal request failed: ${message}`, {
         upstream: { message: causeMessage(message) ?? "request failed", ...(code ? { code } : {}) },
       });

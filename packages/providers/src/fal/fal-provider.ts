@@ -3,6 +3,7 @@ import { Wf } from "@gen/errors";
 import { PolicyViolation } from "../policy-violation.ts";
 import type { Provider, ProviderOptions, ProviderResult } from "../provider.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
+import { abortReason } from "../upstream-abort.ts";
 import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
 import { causeOfApiError, isApiError, isContentPolicy, isInputRejection } from "./fal-answer-error.ts";
@@ -21,11 +22,6 @@ function unusable(error: unknown): ProviderUnavailableError {
   if (error instanceof ProviderUnavailableError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new ProviderUnavailableError(`fal answer unusable: ${message}`, { upstream: { message: causeMessage(message) ?? "unusable answer" } });
-}
-
-/** The caller's abort is passed on as it is, never mistaken for an upstream fault. */
-function abortReason(signal: AbortSignal | undefined): unknown {
-  return signal?.aborted ? (signal.reason ?? new Error("aborted")) : undefined;
 }
 
 function failed(code: typeof Wf.UpstreamFailed | typeof Wf.InputRejected, message: string, upstream?: UpstreamCause): ProviderResult {
@@ -62,7 +58,7 @@ export function createFalProvider(options: ProviderOptions): Provider {
       const answer = await client.queue.result(endpointId, { requestId, ...(signal ? { abortSignal: signal } : {}) });
       return falOutput(answer.data, answer.requestId || requestId);
     } catch (error) {
-      const reason = abortReason(signal);
+      const reason = abortReason(signal, error);
       if (reason !== undefined) throw reason;
       if (isApiError(error)) {
         const upstream = causeOfApiError(error);
@@ -90,7 +86,7 @@ export function createFalProvider(options: ProviderOptions): Provider {
           ...(signal ? { abortSignal: signal } : {}),
         });
       } catch (error) {
-        const reason = abortReason(signal);
+        const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
         if (!isApiError(error)) throw unusable(error);
         const upstream = causeOfApiError(error);
@@ -111,7 +107,7 @@ export function createFalProvider(options: ProviderOptions): Provider {
       try {
         status = await client.queue.status(ref.endpointId, { requestId: ref.requestId, logs: false, ...(signal ? { abortSignal: signal } : {}) });
       } catch (error) {
-        const reason = abortReason(signal);
+        const reason = abortReason(signal, error);
         if (reason !== undefined) throw reason;
         if (!isApiError(error)) throw unusable(error);
         return failed(Wf.UpstreamFailed, error.status === 404 ? "fal does not know the request" : "fal refused the status request", causeOfApiError(error));

@@ -4,7 +4,7 @@ import { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import { PolicyViolation } from "../policy-violation.ts";
 import { parseRetryAfter } from "../retry-after.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
-import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
+import { answerCause, causeMessage, type UpstreamCause } from "../upstream-cause.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
 
 /** `error.code` values OpenAI gives a request its safety system refused. */
@@ -18,13 +18,8 @@ export function isPolicyCode(code: unknown): boolean {
 
 /** What OpenAI said, for the operator: status, its error text, its request id. */
 function causeOf(error: APIError): UpstreamCause {
-  const cause: UpstreamCause = {};
-  if (error.status !== undefined) cause.status = error.status;
   const body = error.error as { message?: unknown } | undefined;
-  const message = causeMessage(body?.message) ?? causeMessage(connectionText(error));
-  if (message !== undefined) cause.message = message;
-  if (error.requestID) cause.requestId = error.requestID;
-  return cause;
+  return answerCause(error.status, causeMessage(body?.message) ?? connectionText(error), error.requestID);
 }
 
 /** A connection error's own text, with the cap or timeout that ended it when there was one. */

@@ -6,7 +6,7 @@ import type { CompletedResult, ProviderFile, ProviderJob, Submitted } from "../p
 import { imageType } from "./image-type.ts";
 import { submitError } from "./openai-error.ts";
 import { isHttpUrl } from "../http-url.ts";
-import { tokensOf } from "./openai-output.ts";
+import { tokensOf } from "../token-counts.ts";
 
 /** Our image parameters under the Images API's names; a reference image has no place in a generation. */
 const IMAGE_INPUT: Record<string, string | null> = { prompt: "prompt", n: "n", size: "size", quality: "quality", image_url: null };

@@ -6,7 +6,7 @@ import { mapInput } from "../map-input.ts";
 import type { CompletedResult, ProviderJob, ProviderResult, Submitted } from "../provider.ts";
 import { pollError, submitError } from "./openai-error.ts";
 import { jobFailure, terminalFailure } from "./openai-job-failure.ts";
-import { tokensOf } from "./openai-output.ts";
+import { tokensOf } from "../token-counts.ts";
 
 export type TextEndpoint = Extract<Endpoint, "essay" | "humanize" | "detect">;
 

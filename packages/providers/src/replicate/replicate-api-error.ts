@@ -3,7 +3,7 @@ import { PolicyViolation } from "../policy-violation.ts";
 import type { ProviderResult } from "../provider.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
 import { parseRetryAfter } from "../retry-after.ts";
-import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
+import { answerCause, type UpstreamCause } from "../upstream-cause.ts";
 import { describeFailure, networkCause } from "../upstream-abort.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
 import { isPolicyText } from "./replicate-failure.ts";
@@ -31,12 +31,7 @@ function problemText(body: string | undefined): string | undefined {
 }
 
 function causeOf(response: Response, body: string | undefined): UpstreamCause {
-  const cause: UpstreamCause = { status: response.status };
-  const message = causeMessage(problemText(body));
-  if (message !== undefined) cause.message = message;
-  const requestId = response.headers.get("x-request-id");
-  if (requestId) cause.requestId = requestId;
-  return cause;
+  return answerCause(response.status, problemText(body), response.headers.get("x-request-id"));
 }
 
 /** Statuses that say nothing about the job: the provider could not look at it now. */

@@ -1,10 +1,7 @@
 import type { Endpoint } from "@gen/domain";
 import { isHttpUrl } from "../http-url.ts";
 import type { CompletedResult } from "../provider.ts";
-
-function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
+import { tokensOf } from "../token-counts.ts";
 
 /**
  * A succeeded prediction's `output` as our result. A media model answers a URL or an array of
@@ -24,8 +21,7 @@ export function replicateOutput(textEndpoint: Endpoint | undefined, output: unkn
     const text = typeof output === "string" ? output : output.join("");
     result.data = textEndpoint === "essay" ? { text, word_count: text.split(/\s+/).filter(Boolean).length } : { text };
   }
-  const counts = metrics !== null && typeof metrics === "object" ? (metrics as Record<string, unknown>) : {};
-  if (isCount(counts.input_token_count) && isCount(counts.output_token_count))
-    result.tokens = { input: counts.input_token_count, output: counts.output_token_count };
+  const tokens = tokensOf(metrics, { input: "input_token_count", output: "output_token_count" });
+  if (tokens) result.tokens = tokens;
   return result;
 }

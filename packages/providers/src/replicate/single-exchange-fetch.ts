@@ -9,21 +9,24 @@
  * error's details (Replicate's problem JSON) can be recovered from the error's `response`.
  */
 export function createSingleExchangeFetch(base: typeof fetch): { fetch: typeof fetch; bodyOf: (response: Response) => Promise<string | undefined> } {
-  const exchanges = new WeakMap<object, Promise<Response>>();
-  const spares = new WeakMap<Response, Response>();
+  const exchanges = new WeakMap<object, Promise<Answer>>();
+  const bodies = new WeakMap<Response, Uint8Array>();
 
-  async function handOut(exchange: Promise<Response>): Promise<Response> {
-    const original = await exchange;
-    const copy = original.clone();
-    spares.set(copy, original.clone());
+  // The answer is read once (the base has it in memory already); each hand-out is a fresh Response
+  // over the same bytes, which costs less than teeing the body's stream for every copy.
+  async function handOut(exchange: Promise<Answer>): Promise<Response> {
+    const answer = await exchange;
+    const nullBody = answer.status === 204 || answer.status === 304;
+    const copy = new Response(nullBody ? null : answer.body, answer.init);
+    bodies.set(copy, answer.body);
     return copy;
   }
 
   const single: typeof fetch = (input, init) => {
-    if (!init) return handOut(base(input));
+    if (!init) return handOut(read(base(input)));
     let exchange = exchanges.get(init);
     if (!exchange) {
-      exchange = base(input, init);
+      exchange = read(base(input, init));
       exchanges.set(init, exchange);
       // A failed exchange is rethrown to every repeat; this handler only keeps it from being unhandled.
       exchange.catch(() => {});
@@ -33,10 +36,21 @@ export function createSingleExchangeFetch(base: typeof fetch): { fetch: typeof f
 
   return {
     fetch: single,
-    bodyOf: async (response) =>
-      spares
-        .get(response)
-        ?.text()
-        .catch(() => undefined),
+    bodyOf: async (response) => {
+      const body = bodies.get(response);
+      return body && new TextDecoder().decode(body);
+    },
   };
+}
+
+interface Answer {
+  status: number;
+  init: ResponseInit;
+  body: Uint8Array;
+}
+
+async function read(response: Promise<Response>): Promise<Answer> {
+  const original = await response;
+  const body = new Uint8Array(await original.arrayBuffer());
+  return { status: original.status, init: { status: original.status, statusText: original.statusText, headers: original.headers }, body };
 }

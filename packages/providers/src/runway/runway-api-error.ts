@@ -4,7 +4,7 @@ import { PolicyViolation } from "../policy-violation.ts";
 import type { ProviderResult } from "../provider.ts";
 import { ProviderUnavailableError } from "../provider-unavailable-error.ts";
 import { parseRetryAfter } from "../retry-after.ts";
-import { causeMessage, type UpstreamCause } from "../upstream-cause.ts";
+import { answerCause, type UpstreamCause } from "../upstream-cause.ts";
 import { describeFailure, networkCause } from "../upstream-abort.ts";
 import { UpstreamRejection } from "../upstream-rejection.ts";
 
@@ -17,14 +17,9 @@ function answered(error: unknown): (APIError & { status: number; headers: Header
 
 /** Runway answers errors as `{ "error": "...", "issues"?: [...] }`. */
 function causeOf(error: APIError & { status: number; headers: Headers }): UpstreamCause {
-  const cause: UpstreamCause = { status: error.status };
   const body = error.error as { error?: unknown; message?: unknown } | undefined;
   const text = typeof body?.error === "string" ? body.error : typeof body?.message === "string" ? body.message : error.message;
-  const message = causeMessage(text);
-  if (message !== undefined) cause.message = message;
-  const requestId = error.headers.get("x-request-id");
-  if (requestId) cause.requestId = requestId;
-  return cause;
+  return answerCause(error.status, text, error.headers.get("x-request-id"));
 }
 
 /** Statuses that say nothing about the job: the provider could not look at it now. */
