@@ -151,14 +151,13 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
       const logger = createLogger("bench", "error");
       const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, prefix);
       const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
-      const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
       const polled = taskIdOf(measuredRow(tasks));
       const callers: Record<string, () => Promise<unknown>> = {
         "poll: API key": () => authenticateKey(db, user.auth),
         "poll: task": () => readTask(db, polled, user.userId),
         "poll: webhook": () => readDelivery(db, polled),
         "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
-        "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
+        "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, logger }),
         "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
         // One batch of 1,000 a run, as the worker's job does (its media removal finds no files here).
         "purge finished tasks": () => purgeFinishedTasks({ db, storage, retention: { taskDays: PURGE_DAYS, archive: "off" } }, { maxBatches: 1 }),
@@ -177,7 +176,7 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         times[name] = percentile(runs, 50);
         log(`  ${label}, ${name}: ${times[name]!.toFixed(2)} ms (median of ${RUNS}; ${runs.map((r) => r.toFixed(1)).join(" / ")})`);
       }
-      await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]);
+      await Promise.all([generationQueue.close(), webhookQueue.close()]);
       const big = new Set(sizes.filter((size) => size.rows > 10_000).map((size) => size.table));
       const explained: Measured["statements"] = [];
       for (const statement of captured) {

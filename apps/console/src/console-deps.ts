@@ -19,8 +19,6 @@ export interface ConsoleDeps {
   rateLimiter: RateLimiter;
   generationQueue: Queue<GenerationJobData>;
   webhookQueue: Queue<WebhookJobData>;
-  /** The slow receivers' lane, watched only. */
-  webhookSlowQueue: Queue<WebhookJobData>;
   /** The workers' periodic jobs (reconcilers, purge), watched only. */
   maintenanceQueue: Queue<MaintenanceJobData>;
 }
@@ -35,13 +33,12 @@ export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
     rateLimiter: new RateLimiter(redis, config.queuePrefix),
     generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix),
     webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix),
-    webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix),
     maintenanceQueue: createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix),
   };
 }
 
 export async function closeConsoleDeps(deps: ConsoleDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(
     () => {},
   );
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);

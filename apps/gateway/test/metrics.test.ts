@@ -60,7 +60,7 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
   expect(sample(body, "queue_jobs", 'queue="generation",state="waiting"')).toBe(1);
   expect(sample(body, "queue_jobs", 'queue="generation",state="active"')).toBe(0);
   expect(sample(body, "queue_jobs", 'queue="webhook-delivery",state="delayed"')).toBe(0);
-  expect(sample(body, "queue_jobs", 'queue="webhook-delivery-slow",state="waiting"')).toBe(0);
+  expect(sample(body, "queue_jobs", 'queue="webhook-delivery",state="waiting"')).toBe(0);
   expect(body).toContain("process_resident_memory_bytes");
 
   expect(body).not.toMatch(/task_[0-9a-f]{32}/);

@@ -38,8 +38,7 @@ async function main(): Promise<void> {
   const storage = createStorage(config);
   const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
-  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
-  const metrics = createMetrics({ queues: [generationQueue, webhookQueue, slowQueue] });
+  const metrics = createMetrics({ queues: [generationQueue, webhookQueue] });
   const delivery = createDeliveryWorker({ config, db, redis, logger, metrics });
   const generation = createGenerationWorker(
     {
@@ -51,8 +50,6 @@ async function main(): Promise<void> {
       downloadGuard,
       webhookQueue,
       generationQueue,
-      handOffWebhook: delivery.handOff,
-      prepareHandOff: delivery.prepareHandOff,
       logger,
       metrics,
     },
@@ -81,7 +78,7 @@ async function main(): Promise<void> {
         if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
       },
       [MAINTENANCE_JOBS.reconcileDeliveries]: async () => {
-        await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
+        await reconcileDeliveries({ config, db, webhookQueue, logger, metrics });
       },
       [MAINTENANCE_JOBS.purgeIdempotencyKeys]: async () => {
         const purged = await purgeExpiredIdempotencyKeys(db);
@@ -121,13 +118,9 @@ async function main(): Promise<void> {
     logger.info("worker shutting down", { signal });
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-    // Delivery closes after generation: a task finishing meanwhile hands its attempt 1 to the
-    // delivery side (run inline, or queued), which must still be open; its workers stop at once.
-    await Promise.all([generation.close().then(() => delivery.close()), delivery.worker.close(), delivery.slowWorker.close(), maintenance.close()]).catch(
-      () => {},
-    );
+    await Promise.all([generation.close(), delivery.close(), maintenance.close()]).catch(() => {});
     downloadGuard.close();
-    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close(), maintenanceQueue.close()]).catch(() => {});
+    await Promise.all([generationQueue.close(), webhookQueue.close(), maintenanceQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
     clearTimeout(force);

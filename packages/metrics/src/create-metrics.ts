@@ -20,6 +20,8 @@ export interface Metrics {
   readonly generationDuration: Histogram<"endpoint">;
   readonly webhookAttempts: Counter<"outcome">;
   readonly webhookDispatch: Histogram;
+  readonly webhookCapFull: Counter<"scope">;
+  readonly webhookDelayed: Counter<"reason">;
   readonly queueJobs: Gauge<"queue" | "state">;
   readonly queueCollectErrors: Counter<"queue">;
 }
@@ -104,6 +106,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: METRIC_NAMES.webhookDispatch,
       help: "Time from a task reaching its terminal state to the webhook receiver answering an attempt, in seconds.",
       buckets: DISPATCH_BUCKETS,
+      registers,
+    }),
+    webhookCapFull: new Counter({
+      name: METRIC_NAMES.webhookCapFull,
+      help: "Webhook attempts that found a cap full (scope host or customer) and were delayed.",
+      labelNames: ["scope"] as const,
+      registers,
+    }),
+    webhookDelayed: new Counter({
+      name: METRIC_NAMES.webhookDelayed,
+      help: "Webhook attempt jobs moved back to delayed, by reason: cap (a cap was full) or early (ahead of its due time).",
+      labelNames: ["reason"] as const,
       registers,
     }),
     queueJobs,

@@ -4,6 +4,7 @@ export { QUEUE_STATES, type CountableQueue } from "./queue-depth.ts";
 export { recordHttpRequest, type HttpRequestSample } from "./record-http-request.ts";
 export { recordTaskFinished, type FinishedTask } from "./record-task-finished.ts";
 export { recordWebhookAttempt } from "./record-webhook-attempt.ts";
+export { recordWebhookDelay } from "./record-webhook-delay.ts";
 export { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
 export { serveMetrics, type ServeMetricsOptions } from "./serve-metrics.ts";
 export { startMetricsServer } from "./start-metrics-server.ts";

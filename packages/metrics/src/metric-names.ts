@@ -6,6 +6,8 @@ export const METRIC_NAMES = {
   generationDuration: "generation_duration_seconds",
   webhookAttempts: "webhook_attempts_total",
   webhookDispatch: "webhook_dispatch_seconds",
+  webhookCapFull: "webhook_cap_full_total",
+  webhookDelayed: "webhook_attempts_delayed_total",
   queueJobs: "queue_jobs",
   queueCollectErrors: "queue_jobs_collect_errors_total",
 } as const;

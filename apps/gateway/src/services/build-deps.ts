@@ -18,8 +18,6 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   const redis = createRedis(config.redis, "request");
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix);
-  // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.
-  const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   // The limiter's calls (one per request) on a connection of their own that pipelines them
@@ -35,7 +33,6 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     limiterRedis,
     generationQueue,
     webhookQueue,
-    webhookSlowQueue,
     maintenanceQueue,
     catalog: loadCatalog(config.modelCatalogPath),
     urlGuard,
@@ -44,12 +41,12 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     keyCache,
     keyRevocations: watchKeyRevocations(config.databaseUrl, keyCache, logger),
     finishedTasks: new FinishedTaskCache(),
-    metrics: createMetrics({ queues: [generationQueue, webhookQueue, webhookSlowQueue] }),
+    metrics: createMetrics({ queues: [generationQueue, webhookQueue] }),
   };
 }
 
 export async function closeDeps(deps: GatewayDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(
     () => {},
   );
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
