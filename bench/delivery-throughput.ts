@@ -16,7 +16,7 @@ import { dispatchStages, type HandOffTimes } from "./support/dispatch-stages.ts"
 import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
-import { CpuTally, machineBusyMs, sampleCpu } from "./support/proc-cpu.ts";
+import { CpuTally, machineBusyMs, sampleCpu, wakeUps } from "./support/proc-cpu.ts";
 import { traceStretch, tracing } from "./support/dispatch-trace.ts";
 
 /** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
@@ -114,6 +114,9 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     // much of that was work outside this run's processes (other sessions' tests and builds).
     const stopReceiver = sampleCpu({ receiver: () => [receiver.pid] });
     const machineBefore = machineBusyMs();
+    const wakeGroups = { worker: () => [workerPid], runner: () => [process.pid], pg: ctx.sharedGroups.postgres!, redis: ctx.sharedGroups.redis! };
+    const wakes = () => Object.fromEntries(Object.entries(wakeGroups).map(([name, pids]) => [name, pids().reduce((sum, pid) => sum + wakeUps(pid), 0)]));
+    const wakesBefore = wakes();
     const traced: { id: string; committing: number; ticketed: number; committed: number }[] = [];
     const endTrace = tracing
       ? traceStretch({ runner: () => [process.pid], worker: () => [workerPid], receiver: () => [receiver.pid], ...ctx.sharedGroups })
@@ -128,7 +131,11 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
         await sleep(begin + (i * 1000) / rate - performance.now());
         // The generation worker's terminal step (finish): the settlement (task row, ledger, balance), then attempt 1's job.
         const committing = Date.now();
-        const settled = await settleTask(runnerDb, { id, reservedCredits: 4 }, { status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 });
+        const settled = await settleTask(
+          runnerDb,
+          { id, reservedCredits: 4 },
+          { status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 },
+        );
         if (!settled) throw new Error(`dispatch: task ${id} did not settle`);
         const committed = Date.now();
         await handOffWebhook(handOff, settled);
@@ -141,6 +148,10 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const sample = stop();
     cpu.add(sample, ids.length);
     const machineMs = machineBusyMs() - machineBefore;
+    const wakesAfter = wakes();
+    const wakesPerTask = Object.keys(wakesAfter)
+      .map((name) => `${name} ${((wakesAfter[name]! - (wakesBefore[name] ?? 0)) / ids.length).toFixed(1)}`)
+      .join(", ");
     const receiverMs = stopReceiver().ms.receiver!;
     const ours = sample.ms.worker! + sample.ms.runner! + sample.ms.postgres! + sample.ms.redis! + receiverMs;
     receiver.reportEvery(2);
@@ -149,8 +160,15 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
     const lags = ids.map((id) => receiver.posts.get(id)![0]!.at - finishedAt.get(id)!).sort((a, b) => a - b);
     const stages = await dispatchStages(db, redis, queue, ids, times, (id) => receiver.posts.get(id)![0]!.at);
     const duplicates = ids.filter((id) => receiver.posts.get(id)!.length > 1).length;
-    const machine = `machine ${Math.round((100 * machineMs) / (os.cpus().length * sample.wallMs))}% busy, ${(machineMs / ids.length).toFixed(2)} ms per task (receiver ${(receiverMs / ids.length).toFixed(2)}, outside this run's processes ${(Math.max(0, machineMs - ours) / ids.length).toFixed(2)})`;
-    return { n: ids.length, p50: median(lags), p99: percentile(lags, 99), max: lags[lags.length - 1]!, cpu, note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; ${stages}; ${machine}` };
+    const machine = `machine ${Math.round((100 * machineMs) / (os.cpus().length * sample.wallMs))}% busy, ${(machineMs / ids.length).toFixed(2)} ms per task (receiver ${(receiverMs / ids.length).toFixed(2)}, outside this run's processes ${(Math.max(0, machineMs - ours) / ids.length).toFixed(2)}); main-thread wake-ups per task: ${wakesPerTask}`;
+    return {
+      n: ids.length,
+      p50: median(lags),
+      p99: percentile(lags, 99),
+      max: lags[lags.length - 1]!,
+      cpu,
+      note: `${ids.length} tasks over ${seconds} s, ${duplicates} duplicates; ${stages}; ${machine}`,
+    };
   };
   // The sender's connections and TLS sessions, the pool's connections and the JIT, as a generation
   // worker in service has them: one unreported second at a low rate first.

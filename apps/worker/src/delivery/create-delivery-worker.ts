@@ -40,7 +40,8 @@ export interface DeliveryWorker {
  * so the lock only lapses if the process is dead or its event loop or Redis link is stuck for about
  * three renewals (~3.75 s); the lock therefore need not outlast the attempt (2 s render + the
  * webhook timeout). Detection after a death is then at most ~LOCK_MS (lapse) + 2 stalled checks
- * (LOCK_MS / 2 apart), about 10 s, whatever WEBHOOK_TIMEOUT_MS is: within the 15 s promised. Even
+ * (LOCK_MS / 4 apart), about 7.5 s, whatever WEBHOOK_TIMEOUT_MS is: within the 15 s promised even
+ * with a replacement worker's start-up and a loaded machine's delays on top. Even
  * when a lock is lost by a live worker, nothing is sent twice for one attempt (the claim is
  * conditional and the re-run records `attempt_lost`); what could repeat is the POST of the next
  * attempt, which is why the lock is not shorter. JOB_LOCK_MS below 5 s (test timings) shortens it.
@@ -48,7 +49,7 @@ export interface DeliveryWorker {
 const DELIVERY_LOCK_MS = 5_000;
 
 /** The delivery lock's duration with this configuration. */
-export const deliveryLockMs = (config: Pick<Config, "jobLockMs">): number => Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
+const deliveryLockMs = (config: Pick<Config, "jobLockMs">): number => Math.min(config.jobLockMs, DELIVERY_LOCK_MS);
 
 /**
  * Consumes the webhook queue: one job per delivery attempt, every attempt the same steps
@@ -79,7 +80,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     concurrency: config.deliveryConcurrency,
     lockDuration,
     lockRenewTime: lockDuration / 4,
-    stalledInterval: lockDuration / 2,
+    stalledInterval: lockDuration / 4,
     // A job that stalls more often than this is failed by BullMQ; the reconciler then records its attempt as lost.
     maxStalledCount: 2,
   });

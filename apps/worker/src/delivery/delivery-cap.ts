@@ -24,15 +24,21 @@ export function createWorkerCaps(redis: RedisClient, config: Config): DeliveryCa
   });
 }
 
-// An attempt over a cap asks again after this, doubled on every further try of its job and with
-// jitter, so a hanging host's backlog costs a few job turns per attempt rather than one per tick.
+// An attempt over a cap asks again after this, four times longer on every further try of its job
+// (up to twice the receiver's timeout: a hanging host frees a place about once per timeout) and
+// with jitter, so a hanging host's backlog costs a few job turns per attempt rather than one per tick.
 const FIRST_RETRY_MS = 50;
+const RETRY_GROWTH = 4;
+// BullMQ serves its wait list before any prioritized job: an attempt that found a cap full comes
+// back prioritized, behind every fresh attempt, so a host's or customer's backlog never delays others'.
+const OVER_CAP_PRIORITY = 1;
 
 /**
  * Takes the attempt's place under its receiver host's cap (host and port, lower case) and its
- * customer's. Over either: the job goes back to delayed (DelayedError, as BullMQ wants) and its
- * worker slot is free meanwhile; it is never delayed past the last moment its window allows a
- * start, so that run records `stale_claim` without sending. Redis trouble here does not stop
+ * customer's. Over either: the job goes back to delayed (DelayedError, as BullMQ wants), its worker
+ * slot free meanwhile, and returns behind every fresh attempt (OVER_CAP_PRIORITY); it is never
+ * delayed past the last moment its window allows a start, so that run records `stale_claim`
+ * without sending. Redis trouble here does not stop
  * delivery: the attempt runs without a place (logged).
  */
 export async function takeCapPlace(
@@ -54,6 +60,7 @@ export async function takeCapPlace(
   }
   if (answer === "taken") return placeOf(deps, caps, host, to.customer, attempt);
   recordWebhookDelay(deps.metrics, "cap", answer);
+  if (job.priority !== OVER_CAP_PRIORITY) await job.changePriority({ priority: OVER_CAP_PRIORITY });
   await job.moveToDelayed(retryAt(deps, job.attemptsStarted, to.windowEndsAt), token);
   throw new DelayedError();
 }
@@ -64,14 +71,16 @@ function placeOf(deps: DeliveryDeps, caps: DeliveryCaps, host: string, customer:
     release() {
       if (released) return;
       released = true;
-      caps.release(host, customer, attempt).catch((error: unknown) => deps.logger.warn("could not release a delivery cap place; it is dropped after its hold", { err: error }));
+      caps
+        .release(host, customer, attempt)
+        .catch((error: unknown) => deps.logger.warn("could not release a delivery cap place; it is dropped after its hold", { err: error }));
     },
   };
 }
 
-/** When an attempt over a cap asks again: the doubling delay with jitter, at most to the window's last start. */
+/** When an attempt over a cap asks again: the growing delay with jitter, at most to the window's last start. */
 function retryAt(deps: DeliveryDeps, tries: number, windowEndsAt: Date): number {
-  const delayMs = Math.min(FIRST_RETRY_MS * 2 ** Math.min(Math.max(0, tries - 1), 16), 2 * deps.config.webhookTimeoutMs);
+  const delayMs = Math.min(FIRST_RETRY_MS * RETRY_GROWTH ** Math.min(Math.max(0, tries - 1), 8), 2 * deps.config.webhookTimeoutMs);
   const now = deps.now().getTime();
   const lastStart = windowEndsAt.getTime() - deps.config.webhookTimeoutMs + 1;
   return Math.min(now + delayMs * (0.5 + Math.random()), Math.max(now, lastStart));

@@ -4,12 +4,10 @@
 import type { ServerResponse } from "node:http";
 import { webhookJobId } from "@gen/queues";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
-import type { DeliveryWorker } from "../../src/delivery/index.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 
 const CAP = 2;
 let fx: DeliveryFixture;
-let worker: DeliveryWorker;
 let busy: Receiver & { held: ServerResponse[]; letGo(): void };
 let healthy: Receiver;
 
@@ -32,7 +30,7 @@ beforeAll(async () => {
     },
   });
   healthy = await startReceiver({ tls: fx.cert, handler: (_request, response) => response.writeHead(200).end("ok") });
-  worker = fx.startWorker();
+  fx.startWorker();
 });
 afterAll(async () => {
   busy?.letGo();
