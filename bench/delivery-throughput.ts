@@ -173,13 +173,13 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   };
   // The sender's connections and TLS sessions, the pool's connections and the JIT, as a generation
   // worker in service has them: one unreported second at a low rate first.
-  await dispatch(50, 1);
+  await dispatch(25, 1);
   // Capacity: the highest of these rates whose dispatch p50 stays under 50 ms (short stretches,
   // rising until one does not).
   const probeSeconds = ctx.quick ? 2 : 4;
   const probes: string[] = [];
   let capacity = 0;
-  for (const rate of [50, 100, 150, 200, 300, 400, 500, 650, 800, 1000]) {
+  for (const rate of [10, 25, 50, 100, 150, 200, 300, 400, 500, 650, 800, 1000]) {
     const probe = await dispatch(rate, probeSeconds);
     probes.push(`${rate}/s p50 ${probe.p50} ms`);
     if (probe.p50 >= 50) break;
