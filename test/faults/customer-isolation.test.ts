@@ -7,7 +7,7 @@
 // customer submits one task a second to a healthy receiver. Two real worker
 // processes; shortened timings (FAULT_TIMINGS: 3 s webhook timeout) with the delivery slots scaled
 // down with them (DELIVERY_CONCURRENCY 16: a 3 s hang fills 16 slots as a 10 s one fills the default
-// 64), WEBHOOK_CUSTOMER_CONCURRENCY 8 (a quarter of the fleet's main-lane slots per customer).
+// 64), WEBHOOK_CUSTOMER_CONCURRENCY 8 (a quarter of the fleet's delivery slots per customer).
 // Checks: every one of the victim's webhooks is delivered on attempt 1, none ends `stale_claim`, and
 // its dispatch p99 stays under a guard (goal 1 s); the hanging customers never hold more than their
 // cap of POSTs. Prints the victim's dispatch p50/p99 and
