@@ -38,8 +38,8 @@ const OVER_CAP_PRIORITY = 1;
  * customer's. Over either: the job goes back to delayed (DelayedError, as BullMQ wants), its worker
  * slot free meanwhile, and returns behind every fresh attempt (OVER_CAP_PRIORITY); it is never
  * delayed past the last moment its window allows a start, so that run records `stale_claim`
- * without sending. Redis trouble here does not stop
- * delivery: the attempt runs without a place (logged).
+ * without sending. Redis trouble here does not stop delivery: the attempt runs without a place
+ * (logged).
  */
 export async function takeCapPlace(
   deps: DeliveryDeps,
