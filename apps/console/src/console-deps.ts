@@ -38,9 +38,7 @@ export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
 }
 
 export async function closeConsoleDeps(deps: ConsoleDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(
-    () => {},
-  );
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   await deps.db.$disconnect();

@@ -46,13 +46,7 @@ export async function compensateSubmission(db: Queryable, taskId: string): Promi
  * The one way a reservation ends: `charge` is clamped to [0, reserved] and the rest refunded. The
  * statement's guard (status, not discarded, the same reservation) decides; nothing is read first.
  */
-async function closeTask(
-  db: Queryable,
-  task: TaskToSettle,
-  from: readonly TaskStatus[],
-  end: TaskEnd,
-  charge: number,
-): Promise<ClosedTask | null> {
+async function closeTask(db: Queryable, task: TaskToSettle, from: readonly TaskStatus[], end: TaskEnd, charge: number): Promise<ClosedTask | null> {
   const reserved = task.reservedCredits;
   const charged = Math.max(0, Math.min(Math.floor(charge), reserved));
   const refunded = reserved - charged;

@@ -26,7 +26,14 @@ for i = 1, 2 do
 end
 return 0`;
 
+// KEYS[1] the host's attempts in flight, KEYS[2] the customer's; ARGV[1] the attempt. One command
+// instead of a MULTI of two.
+const RELEASE = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])`;
+
 interface CapCommands {
+  releaseDeliveryCap(host: string, customer: string, attempt: string): Promise<unknown>;
   takeDeliveryCap(host: string, customer: string, now: number, holdMs: number, hostCap: number, customerCap: number, attempt: string): Promise<number>;
 }
 
@@ -51,7 +58,10 @@ export interface DeliveryCaps {
 
 export function createDeliveryCaps(redis: RedisClient, options: DeliveryCapOptions): DeliveryCaps {
   const commands = redis as unknown as RedisClient & CapCommands;
-  if (typeof commands.takeDeliveryCap !== "function") redis.defineCommand("takeDeliveryCap", { numberOfKeys: 2, lua: TAKE });
+  if (typeof commands.takeDeliveryCap !== "function") {
+    redis.defineCommand("takeDeliveryCap", { numberOfKeys: 2, lua: TAKE });
+    redis.defineCommand("releaseDeliveryCap", { numberOfKeys: 2, lua: RELEASE });
+  }
   // Under QUEUE_PREFIX, which is a hash tag on a cluster: both keys are in one slot.
   const key = (scope: CapScope, name: string) => `${options.prefix}:webhook-cap:${scope}:${name}`;
   return {
@@ -68,7 +78,7 @@ export function createDeliveryCaps(redis: RedisClient, options: DeliveryCapOptio
       return full === 1 ? "host" : full === 2 ? "customer" : "taken";
     },
     async release(host, customer, attempt) {
-      await redis.multi().zrem(key("host", host), attempt).zrem(key("customer", customer), attempt).exec();
+      await commands.releaseDeliveryCap(key("host", host), key("customer", customer), attempt);
     },
     inFlight: (scope, name) => redis.zcard(key(scope, name)),
   };

@@ -79,8 +79,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const dueCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
     const rows = await listWaitingDeliveries(deps.db, dueCutoff, after, batch);
-    for (const { taskId, attempts } of rows)
-      if (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1)) result.enqueued++;
+    for (const { taskId, attempts } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1)) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 

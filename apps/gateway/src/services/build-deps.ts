@@ -46,9 +46,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
 }
 
 export async function closeDeps(deps: GatewayDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(
-    () => {},
-  );
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.redis.disconnect();
   deps.limiterRedis.disconnect();

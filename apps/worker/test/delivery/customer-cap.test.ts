@@ -47,5 +47,8 @@ test("a customer at its cap on other host names: its attempt waits delayed, anot
   // The customer's places freed: its attempt asks again and is delivered.
   for (let i = 0; i < CUSTOMER_CAP; i++) await caps.release(`t${i}.wildcard.example`, fx.userId, `held-${i}`);
   await fx.waitFor(async () => (await fx.delivery(capped)).status === "delivered", 10_000);
-  expect((await Promise.all([capped, other].map((id) => fx.attempts(id)))).map((rows) => rows.map((row) => row.outcome))).toEqual([["delivered"], ["delivered"]]);
+  expect((await Promise.all([capped, other].map((id) => fx.attempts(id)))).map((rows) => rows.map((row) => row.outcome))).toEqual([
+    ["delivered"],
+    ["delivered"],
+  ]);
 });

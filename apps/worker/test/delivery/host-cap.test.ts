@@ -12,7 +12,8 @@ let busy: Receiver & { held: ServerResponse[]; letGo(): void };
 let healthy: Receiver;
 
 beforeAll(async () => {
-  fx = await createDeliveryFixture({ timeoutMs: 5_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP });
+  // The held POSTs must outlast the rest of the first test on a loaded machine: a 10 s timeout.
+  fx = await createDeliveryFixture({ timeoutMs: 10_000, retryDelayMs: 1_000, finalAttemptMs: 30_000, hostConcurrency: CAP });
   const held: ServerResponse[] = [];
   let holding = true;
   const receiver = await startReceiver({
@@ -66,7 +67,7 @@ test("a receiver at its cap has the rest of its attempts delayed; others are una
     await fx.handOff(taskId);
   }
   for (const taskId of healthyTasks) await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
-  // Generous: the attempts ran at once, not after the busy receiver's 5 s timeout.
+  // Generous: the attempts ran at once, not after the busy receiver's 10 s timeout.
   expect(Date.now() - started).toBeLessThan(4_000);
   expect(busy.held.length).toBe(CAP);
 
@@ -85,7 +86,7 @@ test("an attempt over the cap that no place reaches ends stale_claim at its wind
   try {
     const url = hookUrl(hanging.port);
     // Finished long ago: attempt 1's window (task finished + 30 s) leaves it about a second to start.
-    const finishedAt = new Date(Date.now() - 24_000);
+    const finishedAt = new Date(Date.now() - 19_000);
     const tasks: string[] = [];
     for (let i = 0; i < CAP + 2; i++) tasks.push(await fx.createTask({ url, finishedAt }));
     for (const taskId of tasks) await fx.handOff(taskId);
