@@ -25,10 +25,12 @@ export function createWorkerCaps(redis: RedisClient, config: Config): DeliveryCa
 }
 
 // An attempt over a cap asks again after this, four times longer on every further try of its job
-// (up to twice the receiver's timeout: a hanging host frees a place about once per timeout) and
+// (up to four times the receiver's timeout: a hanging host frees each place once per timeout, and
+// its backlog of attempts 3, each with a minute's window, should cost a handful of turns each) and
 // with jitter, so a hanging host's backlog costs a few job turns per attempt rather than one per tick.
 const FIRST_RETRY_MS = 50;
 const RETRY_GROWTH = 4;
+const MAX_RETRY_TIMEOUTS = 4;
 // BullMQ serves its wait list before any prioritized job: an attempt that found a cap full comes
 // back prioritized, behind every fresh attempt, so a host's or customer's backlog never delays others'.
 const OVER_CAP_PRIORITY = 1;
@@ -80,7 +82,7 @@ function placeOf(deps: DeliveryDeps, caps: DeliveryCaps, host: string, customer:
 
 /** When an attempt over a cap asks again: the growing delay with jitter, at most to the window's last start. */
 function retryAt(deps: DeliveryDeps, tries: number, windowEndsAt: Date): number {
-  const delayMs = Math.min(FIRST_RETRY_MS * RETRY_GROWTH ** Math.min(Math.max(0, tries - 1), 8), 2 * deps.config.webhookTimeoutMs);
+  const delayMs = Math.min(FIRST_RETRY_MS * RETRY_GROWTH ** Math.min(Math.max(0, tries - 1), 8), MAX_RETRY_TIMEOUTS * deps.config.webhookTimeoutMs);
   const now = deps.now().getTime();
   const lastStart = windowEndsAt.getTime() - deps.config.webhookTimeoutMs + 1;
   return Math.min(now + delayMs * (0.5 + Math.random()), Math.max(now, lastStart));
