@@ -151,7 +151,6 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
       const logger = createLogger("bench", "error");
       const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, prefix);
       const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
-      const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, prefix);
       const polled = taskIdOf(measuredRow(tasks));
       const callers: Record<string, () => Promise<unknown>> = {
         "poll: API key": () => authenticateKey(db, user.auth),
@@ -162,7 +161,7 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         "list tasks: failed, resumed": () =>
           listTasks(db, { userId: user.userId, limit: 20, status: "failed", after: { createdAt: new Date(Date.now() - 86_400_000), id: "task_f" } }),
         "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
-        "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
+        "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, logger }),
         "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),
         // One batch of 1,000 a run, as the worker's job does (its media removal finds no files here).
         "purge finished tasks": () => purgeFinishedTasks({ db, storage, retention: { taskDays: PURGE_DAYS, archive: "off" } }, { maxBatches: 1 }),
@@ -181,7 +180,7 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         times[name] = percentile(runs, 50);
         log(`  ${label}, ${name}: ${times[name]!.toFixed(2)} ms (median of ${RUNS}; ${runs.map((r) => r.toFixed(1)).join(" / ")})`);
       }
-      await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close()]);
+      await Promise.all([generationQueue.close(), webhookQueue.close()]);
       const big = new Set(sizes.filter((size) => size.rows > 10_000).map((size) => size.table));
       const explained: Measured["statements"] = [];
       for (const statement of captured) {

@@ -1,7 +1,6 @@
 // CPU per terminal task of the generation worker's last step, each part alone: the settlement as it
 // was (the task read, then the close statement) and as it is (the close statement only), and the
-// hand-off of attempt 1, plain (one Queue.add) and routed by the receiver host's tickets as the
-// worker does it (ticket script, then Queue.add). Client (this process), PostgreSQL (this run's
+// hand-off of attempt 1 (one Queue.add). Client (this process), PostgreSQL (this run's
 // backends) and Redis CPU per task from /proc, 32 in flight, as in round-trip-cost.ts. A scratch
 // database and a QUEUE_PREFIX of its own; no worker consumes the jobs.
 //
@@ -10,14 +9,12 @@ import { once } from "node:events";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { loadConfig } from "@gen/config";
 import { createDatabase, findTask } from "@gen/db";
 import { TaskStatus } from "@gen/domain";
 import { settleTask, type TaskToSettle } from "@gen/ledger";
 import { createLogger } from "@gen/logger";
-import { QUEUE_NAMES, createHostSlots, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
-import { firstAttemptHandOff, handOffWebhook } from "@gen/webhook-delivery";
-import { routeToLane } from "../apps/worker/src/delivery/host-gate.ts";
+import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
+import { handOffWebhook } from "@gen/webhook-delivery";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { REPO_ROOT } from "./support/child.ts";
@@ -37,21 +34,12 @@ const redis = createRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", "re
 if (redis.status !== "ready") await once(redis, "ready");
 const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1] ?? 0);
 const prefix = `bench_term_${randomBytes(4).toString("hex")}`;
-const config = { ...loadConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: prefix }), queuePrefix: prefix };
 const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, prefix);
 const logger = createLogger("bench", "error");
 const userId = "usr_bench";
 await db.$sql.query("INSERT INTO users (id, credits) VALUES ($1, 2000000000)", [userId]);
-// The worker's tickets as createDeliveryWorker sets them up, the cap out of the way (no worker frees them).
-const hostSlots = createHostSlots(redis, { prefix, cap: 1_000_000, customerCap: 1_000_000, leaseMs: 60_000, slowMemoryMs: 60_000, waitMemoryMs: 600_000 });
-const routed = firstAttemptHandOff(
-  (taskId, attempt, url, customer, windowEndsAt) =>
-    routeToLane({ hostSlots, webhookQueue, logger, config, now: () => new Date() }, "main", taskId, attempt, url, customer, windowEndsAt),
-  config,
-);
 const outcome = (id: string) => ({ status: TaskStatus.Completed, output: { image_urls: [`https://cdn.bench.example/${id}/0.png`] }, charge: 4 });
 const toSettle = (id: string): TaskToSettle => ({ id, reservedCredits: 4 });
-const finishedAt = new Date();
 
 const operations: { name: string; run: (id: string) => Promise<unknown> }[] = [
   {
@@ -59,11 +47,7 @@ const operations: { name: string; run: (id: string) => Promise<unknown> }[] = [
     run: async (id) => settleTask(db, (await findTask(db, id))!, outcome(id)),
   },
   { name: "settlement (close statement only)", run: (id) => settleTask(db, toSettle(id), outcome(id)) },
-  { name: "hand-off, plain (Queue.add)", run: (id) => handOffWebhook({ webhookQueue, logger }, { id, userId, webhookUrl: HOOK_URL, finishedAt }) },
-  {
-    name: "hand-off, routed (ticket script, Queue.add)",
-    run: (id) => handOffWebhook({ webhookQueue, logger, handOffWebhook: routed }, { id, userId, webhookUrl: HOOK_URL, finishedAt }),
-  },
+  { name: "hand-off (Queue.add)", run: (id) => handOffWebhook({ webhookQueue, logger }, { id, webhookUrl: HOOK_URL }) },
 ];
 
 async function drive(ids: string[], run: (id: string) => Promise<unknown>): Promise<void> {

@@ -33,7 +33,7 @@ export async function createBenchContext(quick: boolean): Promise<BenchContext> 
   process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/gen";
   const database = await createScratchDatabase();
   // One receiver under RECEIVER_HOSTS names: the figures for many customers' endpoints spread
-  // their tasks over them (host tickets are per name), the others use the first name only. It runs
+  // their tasks over them (the host cap is per name), the others use the first name only. It runs
   // in a process of its own, as a customer's server would (receiver-child.ts).
   const receiver = await startReceiverProcess(RECEIVER_HOSTS - 1);
   const stack = await startFaultStack({

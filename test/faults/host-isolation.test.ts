@@ -53,20 +53,18 @@ async function stages(tasks: { id: string; finishedAt: Date | null }[]): Promise
       rows.run.push(post - job.processedOn);
     }
     const fmt = (values: number[]) => (values.sort((a, b) => a - b), `p50 ${percentile(values, 50)} / p99 ${percentile(values, 99)} ms`);
-    // Attempts that ran inline (in the process that finished the task) leave no job behind.
-    if (rows.run.length === 0) return `every attempt ran inline (no jobs)`;
-    return `hand-off ${fmt(rows.handOff)}; queue wait ${fmt(rows.wait)}; run ${fmt(rows.run)} (${rows.run.length} jobs; the other ${tasks.length - rows.run.length} inline)`;
+    return `hand-off ${fmt(rows.handOff)}; queue wait ${fmt(rows.wait)}; run ${fmt(rows.run)} (${rows.run.length} jobs)`;
   } finally {
     await queue.close();
     connection.disconnect();
   }
 }
 
-// How many times workers took the hanging receiver's attempts off a queue (both lanes, attempts
-// 1-3): what waiting for its tickets cost the fleet.
+// How many times workers took the hanging receiver's attempts off the queue (attempts 1-3): what
+// waiting for its cap cost the fleet.
 async function queueTurns(taskIds: string[]): Promise<number> {
   const connection = await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", 2000);
-  const queues = [QUEUE_NAMES.webhook, QUEUE_NAMES.webhookSlow].map((name) => new Queue(name, { connection, prefix: stack!.env.QUEUE_PREFIX }));
+  const queues = [new Queue(QUEUE_NAMES.webhook, { connection, prefix: stack!.env.QUEUE_PREFIX })];
   try {
     let turns = 0;
     for (const queue of queues) {

@@ -29,7 +29,9 @@ describeWithReceiver("worker SIGKILL with 100 tasks and 100 deliveries in flight
         ...receiver.childEnv,
         WORKER_CONCURRENCY: "150",
         DELIVERY_CONCURRENCY: "150",
+        // One host and one customer: both caps above the 100 POSTs held in flight.
         WEBHOOK_HOST_CONCURRENCY: "150",
+        WEBHOOK_CUSTOMER_CONCURRENCY: "150",
         WEBHOOK_TIMEOUT_MS: "20000",
         WEBHOOK_FINAL_ATTEMPT_MS: "45000",
       },

@@ -21,8 +21,6 @@ export interface ConsoleDeps {
   rateLimiter: RateLimiter;
   generationQueue: Queue<GenerationJobData>;
   webhookQueue: Queue<WebhookJobData>;
-  /** The slow receivers' lane, watched only. */
-  webhookSlowQueue: Queue<WebhookJobData>;
   /** The workers' periodic jobs (reconcilers, purge), watched only. */
   maintenanceQueue: Queue<MaintenanceJobData>;
   /** The delivery's sender with the deployment's settings, for the console's test webhooks. */
@@ -41,16 +39,13 @@ export function buildConsoleDeps(config: Config, logger: Logger): ConsoleDeps {
     rateLimiter: new RateLimiter(redis, config.queuePrefix),
     generationQueue: createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix, telemetry),
     webhookQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, telemetry),
-    webhookSlowQueue: createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix, telemetry),
     maintenanceQueue: createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix),
     webhookSender: createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs }),
   };
 }
 
 export async function closeConsoleDeps(deps: ConsoleDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(
-    () => {},
-  );
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.webhookSender.close();
   deps.redis.disconnect();

@@ -36,7 +36,7 @@ export function createConsoleRouter(deps: ConsoleDeps, { baseUrl }: ConsoleRoute
   const ui = createConsoleUi();
   const secureCookies = cookiesAreSecure(baseUrl);
   const sessions = consoleSessions(deps.redis, config.queuePrefix, config.console, secureCookies);
-  const queues = [deps.generationQueue, deps.webhookQueue, deps.webhookSlowQueue, deps.maintenanceQueue];
+  const queues = [deps.generationQueue, deps.webhookQueue, deps.maintenanceQueue];
   const router = Router();
 
   router.use(securityHeaders);

@@ -64,7 +64,7 @@ test("GET /metrics shows requests by route pattern and status, queue depths, and
   expect(sample(body, m("queue_jobs"), 'queue="generation",state="waiting"')).toBe(1);
   expect(sample(body, m("queue_jobs"), 'queue="generation",state="active"')).toBe(0);
   expect(sample(body, m("queue_jobs"), 'queue="webhook-delivery",state="delayed"')).toBe(0);
-  expect(sample(body, m("queue_jobs"), 'queue="webhook-delivery-slow",state="waiting"')).toBe(0);
+  expect(sample(body, m("queue_jobs"), 'queue="webhook-delivery",state="waiting"')).toBe(0);
   expect(sample(body, m("queue_jobs"), 'queue="maintenance",state="waiting"')).toBeDefined();
   expect(body).toContain("process_resident_memory_bytes");
 

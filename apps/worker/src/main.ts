@@ -43,10 +43,9 @@ async function main(): Promise<void> {
   const storage = createStorage(config);
   const downloadGuard = createDownloadGuard({ allowedCidrs: config.upstreamAllowedCidrs });
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, telemetry);
-  const slowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix, telemetry);
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   const metrics = createMetrics({
-    queues: [generationQueue, webhookQueue, slowQueue, maintenanceQueue],
+    queues: [generationQueue, webhookQueue, maintenanceQueue],
     prefix: config.metricsPrefix,
     build: { version: packageVersion(new URL("../package.json", import.meta.url)), commit: config.buildCommit },
   });
@@ -61,8 +60,6 @@ async function main(): Promise<void> {
       downloadGuard,
       webhookQueue,
       generationQueue,
-      handOffWebhook: delivery.handOff,
-      prepareHandOff: delivery.prepareHandOff,
       logger,
       metrics,
     },
@@ -91,7 +88,7 @@ async function main(): Promise<void> {
         if (count > 0) logger.warn("reconciler re-enqueued tasks", { count });
       },
       [MAINTENANCE_JOBS.reconcileDeliveries]: async () => {
-        const repaired = await reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger, metrics });
+        const repaired = await reconcileDeliveries({ config, db, webhookQueue, logger, metrics });
         recordReconcilerRepairs(metrics, REPAIR_KINDS.attemptLost, repaired.lost);
         recordReconcilerRepairs(metrics, REPAIR_KINDS.deliveryRequeued, repaired.enqueued);
       },
@@ -133,13 +130,9 @@ async function main(): Promise<void> {
     logger.info("worker shutting down", { signal });
     metricsServer?.close();
     const force = setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-    // Delivery closes after generation: a task finishing meanwhile hands its attempt 1 to the
-    // delivery side (run inline, or queued), which must still be open; its workers stop at once.
-    await Promise.all([generation.close().then(() => delivery.close()), delivery.worker.close(), delivery.slowWorker.close(), maintenance.close()]).catch(
-      () => {},
-    );
+    await Promise.all([generation.close(), delivery.close(), maintenance.close()]).catch(() => {});
     downloadGuard.close();
-    await Promise.all([generationQueue.close(), webhookQueue.close(), slowQueue.close(), maintenanceQueue.close()]).catch(() => {});
+    await Promise.all([generationQueue.close(), webhookQueue.close(), maintenanceQueue.close()]).catch(() => {});
     redis.disconnect();
     await db.$disconnect();
     await tracing.shutdown();

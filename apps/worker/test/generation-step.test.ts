@@ -122,20 +122,15 @@ test("a step past the task's deadline times it out (80002), cancels the upstream
   });
 });
 
-/** A hand-off whose prepare step records what it is asked and holds a "ticket". */
+/** A webhook queue that records the jobs added to it. */
 function recordingHandOff() {
   const calls: string[] = [];
-  const handOff: Pick<GenerationDeps, "handOffWebhook" | "prepareHandOff"> = {
-    handOffWebhook: async (taskId) => void calls.push(`routed ${taskId}`),
-    prepareHandOff: async (taskId, url, customer) => {
-      calls.push(`prepare ${taskId} ${url} ${customer}`);
-      return { claimFirst: false, handOff: async () => void calls.push(`held ${taskId}`), giveBack: async () => void calls.push(`give back ${taskId}`) };
-    },
-  };
+  const webhookQueue = { add: async (_name: string, data: { taskId: string; attempt: number }) => void calls.push(`add ${data.taskId} ${data.attempt}`) };
+  const handOff = { webhookQueue } as unknown as Pick<GenerationDeps, "webhookQueue">;
   return { calls, handOff };
 }
 
-test("finish takes the receiver's ticket alongside the settlement and hands off with it", async () => {
+test("finish hands off attempt 1 after the settlement commits: its job is added", async () => {
   const { provider } = recordingProvider();
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const url = "https://hooks.test.example/h";
@@ -143,11 +138,11 @@ test("finish takes the receiver's ticket alongside the settlement and hands off 
   await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
-  expect(calls).toEqual([`prepare ${id} ${url} ${userId}`, `held ${id}`]);
+  expect(calls).toEqual([`add ${id} 1`]);
   expect((await findTask(db, id))!.status).toBe("failed");
 });
 
-test("a task cancelled while finish settles it: its ticket is given back and nothing is handed off", async () => {
+test("a task cancelled while finish settles it: nothing is handed off", async () => {
   const { provider } = recordingProvider();
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const url = "https://hooks.test.example/h";
@@ -157,6 +152,6 @@ test("a task cancelled while finish settles it: its ticket is given back and not
   provider.cancel = async () => void (await settleTask(db, { id, reservedCredits: 1 }, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 }));
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
-  expect(calls).toEqual([`prepare ${id} ${url} ${userId}`, `give back ${id}`]);
+  expect(calls).toEqual([]);
   expect((await findTask(db, id))!.errorCode).toBe(Wf.Canceled);
 });

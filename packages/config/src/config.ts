@@ -63,7 +63,7 @@ export interface Config {
   deliveryConcurrency: number;
   /** Attempts in flight to one receiver host across the whole fleet (WEBHOOK_HOST_CONCURRENCY). */
   webhookHostConcurrency: number;
-  /** Attempts in flight for one customer (task owner), all its receivers together, across the whole fleet, before the rest go to the slow lane (WEBHOOK_CUSTOMER_CONCURRENCY). */
+  /** Attempts in flight for one customer (task owner), all its receivers together, across the whole fleet, beyond which the rest are delayed (WEBHOOK_CUSTOMER_CONCURRENCY). */
   webhookCustomerConcurrency: number;
   reconcileIntervalMs: number;
   retention: RetentionConfig;

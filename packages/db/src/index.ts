@@ -67,8 +67,6 @@ export {
   type AttemptLogRow,
   TASK_FOR_BODY_COLUMNS,
   type TaskForBody,
-  type FirstClaim,
-  type FirstClaimRequest,
 } from "./webhook-deliveries/index.ts";
 export { findTasksByRequestId, listUserTasks } from "./task-lookups.ts";
 export { findExpiredTasks, readTaskRecords, removeTasks, findFinishedTasksAfter, type ExpiredTask, type RemovedTasks, type TaskPosition } from "./retention.ts";

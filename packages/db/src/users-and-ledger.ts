@@ -2,14 +2,6 @@ import { LedgerKind, type TaskStatus } from "@gen/domain";
 import { executePreparedText } from "./prepared-statements.ts";
 import type { Queryable } from "./queryable.ts";
 import { TASK_RETURNING, type Task } from "./tasks.ts";
-import {
-  FIRST_CLAIM_COLUMNS,
-  firstClaimCtes,
-  firstClaimOf,
-  firstClaimValues,
-  type FirstClaim,
-  type FirstClaimRequest,
-} from "./webhook-deliveries/claim-attempt.ts";
 
 // Every statement on `users` and `ledger_entries`. The rules (what a reservation, a charge, a
 // refund or a grant writes, and the invariant) are @gen/ledger's; these statements only apply the
@@ -89,12 +81,10 @@ export interface ReservationClose {
   refunded: number;
   /** The charge and refund rows; the balance moves by the sum of their deltas. */
   entries: readonly LedgerEntryValues[];
-  /** A finished task's attempt 1, claimed in the same statement (webhook-deliveries firstClaimCtes). */
-  claimFirst?: FirstClaimRequest;
 }
 
-/** The closed task; with `claimFirst`, whether attempt 1 was claimed with it (null: its delivery was not pending). */
-export type ClosedTask = Task & { firstClaim?: FirstClaim | null };
+/** The closed task. */
+export type ClosedTask = Task;
 
 /**
  * Closes a task's reservation in ONE statement: the task row (guarded by its status, so of two
@@ -111,7 +101,6 @@ export type ClosedTask = Task & { firstClaim?: FirstClaim | null };
  */
 export async function closeReservation(db: Queryable, taskId: string, close: ReservationClose): Promise<ClosedTask | undefined> {
   if (close.entries.length === 0) throw new Error("closeReservation needs at least one ledger entry");
-  if (close.claimFirst && close.end.kind !== "finished") throw new Error("closeReservation claims attempt 1 only of a finished task");
   const now = new Date();
   const credit = close.entries.reduce((sum, entry) => sum + entry.delta, 0);
   const end = close.end;
@@ -139,27 +128,16 @@ export async function closeReservation(db: Queryable, taskId: string, close: Res
     );
   }
   if (credit !== 0) values.push(credit);
-  if (close.claimFirst) {
-    const rows = await executePreparedText<Task & { firstClaimed: number; firstClaimRequestedBy: string | null }>(
-      db,
-      CLAIMING_TEXTS[credit === 0 ? "noCredit" : "credit"],
-      [...values, ...firstClaimValues(close.claimFirst)],
-    );
-    if (!rows[0]) return undefined;
-    const { firstClaimed, firstClaimRequestedBy, ...task } = rows[0];
-    return { ...task, firstClaim: firstClaimOf({ firstClaimed, firstClaimRequestedBy }) };
-  }
   const text = CLOSE_TEXTS[end.kind][credit === 0 ? "noCredit" : "credit"];
   const rows = await executePreparedText<Task>(db, text, values);
   return rows[0];
 }
 
 /**
- * The close's texts, built once: finished or discarded, with or without a balance credit, a finished
- * one also with attempt 1's claim (its parameters last). Each uses every one of its parameters
+ * The close's texts, built once: finished or discarded, with or without a balance credit. Each uses every one of its parameters
  * (PostgreSQL infers their types from where they are used).
  */
-function closeText(kind: TaskEnd["kind"], withCredit: boolean, claimFirst = false): string {
+function closeText(kind: TaskEnd["kind"], withCredit: boolean): string {
   let next = 10;
   const set =
     kind === "discarded"
@@ -179,18 +157,14 @@ function closeText(kind: TaskEnd["kind"], withCredit: boolean, claimFirst = fals
     )${
       // A close that refunds nothing leaves the user's row (and its lock) alone.
       withCredit ? `, credit AS (UPDATE users SET credits = credits + $${next}::int WHERE id = (SELECT "userId" FROM closed))` : ""
-    }${kind === "discarded" ? ", freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed))" : ""}${
-      claimFirst ? firstClaimCtes(withCredit ? next + 1 : next) : ""
-    }
-    SELECT *${claimFirst ? `, ${FIRST_CLAIM_COLUMNS}` : ""} FROM closed`;
+    }${kind === "discarded" ? ", freed AS (DELETE FROM idempotency_keys WHERE task_id = (SELECT id FROM closed))" : ""}
+    SELECT * FROM closed`;
 }
 
 const CLOSE_TEXTS = {
   finished: { credit: closeText("finished", true), noCredit: closeText("finished", false) },
   discarded: { credit: closeText("discarded", true), noCredit: closeText("discarded", false) },
 } as const;
-
-const CLAIMING_TEXTS = { credit: closeText("finished", true, true), noCredit: closeText("finished", false, true) } as const;
 
 /** A task's ledger rows summed by kind, next to what the task row says (`checkLedger` in @gen/ledger judges them). */
 export interface TaskLedger {

@@ -1,5 +1,5 @@
 import { OPEN_TASK_STATUSES, TaskStatus } from "@gen/domain";
-import { closeReservation, findTask, type ClosedTask, type FirstClaimRequest, type Queryable, type Task, type TaskEnd } from "@gen/db";
+import { closeReservation, findTask, type ClosedTask, type Queryable, type Task, type TaskEnd } from "@gen/db";
 import { WORKFLOW_CATALOG } from "@gen/errors";
 import { closingEntries } from "./ledger-entries.ts";
 import type { TaskOutcome } from "./task-outcome.ts";
@@ -14,11 +14,8 @@ export type TaskToSettle = Pick<Task, "id" | "reservedCredits">;
  * the statement also requires of the row). Exactly once: the status condition makes a second call
  * (a job delivered twice, a cancel racing a completion) a no-op that returns null, and a unique
  * (task_id, kind) on the ledger backs that up.
- *
- * `claimFirst` (from @gen/webhook-delivery, which interprets the returned `firstClaim`): attempt 1 of
- * the task's webhook is claimed in the same statement, for a caller that sends it right after.
  */
-export async function settleTask(db: Queryable, task: TaskToSettle, outcome: TaskOutcome, claimFirst?: FirstClaimRequest): Promise<ClosedTask | null> {
+export async function settleTask(db: Queryable, task: TaskToSettle, outcome: TaskOutcome): Promise<ClosedTask | null> {
   const end: TaskEnd = {
     kind: "finished",
     status: outcome.status,
@@ -27,7 +24,7 @@ export async function settleTask(db: Queryable, task: TaskToSettle, outcome: Tas
     errorMessage: outcome.status === TaskStatus.Failed ? (outcome.message ?? WORKFLOW_CATALOG[outcome.code].message) : null,
     tokens: outcome.tokens ?? null,
   };
-  return closeTask(db, task, OPEN_TASK_STATUSES, end, outcome.charge, claimFirst);
+  return closeTask(db, task, OPEN_TASK_STATUSES, end, outcome.charge);
 }
 
 /**
@@ -49,17 +46,10 @@ export async function compensateSubmission(db: Queryable, taskId: string): Promi
  * The one way a reservation ends: `charge` is clamped to [0, reserved] and the rest refunded. The
  * statement's guard (status, not discarded, the same reservation) decides; nothing is read first.
  */
-async function closeTask(
-  db: Queryable,
-  task: TaskToSettle,
-  from: readonly TaskStatus[],
-  end: TaskEnd,
-  charge: number,
-  claimFirst?: FirstClaimRequest,
-): Promise<ClosedTask | null> {
+async function closeTask(db: Queryable, task: TaskToSettle, from: readonly TaskStatus[], end: TaskEnd, charge: number): Promise<ClosedTask | null> {
   const reserved = task.reservedCredits;
   const charged = Math.max(0, Math.min(Math.floor(charge), reserved));
   const refunded = reserved - charged;
-  const closed = await closeReservation(db, task.id, { from, reserved, end, charged, refunded, entries: closingEntries(charged, refunded), claimFirst });
+  const closed = await closeReservation(db, task.id, { from, reserved, end, charged, refunded, entries: closingEntries(charged, refunded) });
   return closed ?? null;
 }

@@ -1,7 +1,7 @@
 import { LedgerKind, TaskStatus } from "@gen/domain";
 import { createDatabase, findTask, readCredits, readDelivery } from "@gen/db";
 import { Wf } from "@gen/errors";
-import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
+import { newTaskId, newUserId } from "@gen/ids";
 import { settleTask } from "@gen/ledger";
 import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 
@@ -127,41 +127,14 @@ test("one statement: the settlement reads nothing first; a caller's stale reserv
   }
 });
 
-test("with attempt 1's claim folded in: the delivery moves to in_progress and its attempt row opens in the same statement, once", async () => {
-  for (const outcome of [
-    { status: TaskStatus.Completed, output: { image_urls: ["u"] }, charge: 10 },
-    { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 },
-  ] as const) {
-    const { userId, id, task } = await reservedTask(10);
-    await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://hooks.test.example/h", status: "pending" } });
-    const claims = [1, 2, 3].map(() => settleTask(db, task, outcome, { attemptId: newDeliveryId() }));
-    const settled = (await Promise.all(claims)).filter((row) => row !== null);
-    expect(settled).toHaveLength(1);
-    expect(settled[0]!.firstClaim).toEqual({ requestedBy: null });
-    const delivery = (await readDelivery(db, id))!;
-    expect(delivery).toMatchObject({ status: "in_progress", attempts: 1, lastAttemptAt: settled[0]!.finishedAt });
-    const attempts = await prismaOf(db).webhookAttempt.findMany({ where: { taskId: id } });
-    expect(attempts.map((row) => [row.attemptNo, row.startedAt.getTime(), row.outcome])).toEqual([[1, settled[0]!.finishedAt!.getTime(), null]]);
-    await expectInvariant(userId, id);
-    await forgetDelivery(id);
-  }
-});
-
-test("a folded claim claims nothing of a delivery that is not pending, nor of a task the settlement does not close", async () => {
-  const a = await reservedTask(4);
-  await prismaOf(db).webhookDelivery.create({ data: { taskId: a.id, url: "https://hooks.test.example/h", status: "delivered", attempts: 1 } });
-  const settled = await settleTask(db, a.task, { status: TaskStatus.Completed, output: {}, charge: 4 }, { attemptId: newDeliveryId() });
-  expect(settled?.firstClaim).toBeNull();
-  expect(await prismaOf(db).webhookAttempt.count({ where: { taskId: a.id } })).toBe(0);
-
-  const b = await reservedTask(4);
-  await prismaOf(db).webhookDelivery.create({ data: { taskId: b.id, url: "https://hooks.test.example/h", status: "pending" } });
-  await settleTask(db, b.task, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 });
-  expect(await settleTask(db, b.task, { status: TaskStatus.Completed, output: {}, charge: 4 }, { attemptId: newDeliveryId() })).toBeNull();
-  expect((await readDelivery(db, b.id))!.status).toBe("pending");
-  expect(await prismaOf(db).webhookAttempt.count({ where: { taskId: b.id } })).toBe(0);
-  await expectInvariant(b.userId, b.id);
-  await Promise.all([forgetDelivery(a.id), forgetDelivery(b.id)]);
+test("the settlement leaves a task's webhook delivery alone: it stays pending for the delivery worker's claim", async () => {
+  const { userId, id, task } = await reservedTask(4);
+  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://hooks.test.example/h", status: "pending" } });
+  expect(await settleTask(db, task, { status: TaskStatus.Completed, output: {}, charge: 4 })).not.toBeNull();
+  expect(await readDelivery(db, id)).toMatchObject({ status: "pending", attempts: 0 });
+  expect(await prismaOf(db).webhookAttempt.count({ where: { taskId: id } })).toBe(0);
+  await expectInvariant(userId, id);
+  await forgetDelivery(id);
 });
 
 /** The run's database is shared with the delivery reconciler's tests: a terminal task's pending delivery or open attempt must not be left for them. */

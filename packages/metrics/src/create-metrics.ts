@@ -27,6 +27,8 @@ export interface Metrics {
   readonly reconcilerRepairs: Counter<"kind">;
   readonly webhookAttempts: Counter<"outcome">;
   readonly webhookDispatch: Histogram;
+  readonly webhookCapFull: Counter<"scope">;
+  readonly webhookDelayed: Counter<"reason">;
   readonly queueJobs: Gauge<"queue" | "state">;
   readonly queueCollectErrors: Counter<"queue">;
 }
@@ -118,6 +120,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       buckets: DISPATCH_BUCKETS,
       registers,
     }),
+    webhookCapFull: new Counter({ ...definition("webhookCapFull", prefix), registers }),
+    webhookDelayed: new Counter({ ...definition("webhookDelayed", prefix), registers }),
     queueJobs,
     queueCollectErrors,
   };

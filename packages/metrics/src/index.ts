@@ -8,6 +8,7 @@ export { recordReconcilerRepairs } from "./record-reconciler-repairs.ts";
 export { recordTaskFinished, type FinishedTask } from "./record-task-finished.ts";
 export { recordUpstreamRequest, type UpstreamRequestSample } from "./record-upstream-request.ts";
 export { recordWebhookAttempt } from "./record-webhook-attempt.ts";
+export { recordWebhookDelay } from "./record-webhook-delay.ts";
 export { renderMetrics, type RenderedMetrics } from "./render-metrics.ts";
 export { serveMetrics, type ServeMetricsOptions } from "./serve-metrics.ts";
 export { startMetricsServer } from "./start-metrics-server.ts";

@@ -66,6 +66,20 @@ export const METRIC_DEFINITIONS = {
     exportedBy: "worker",
     help: "Time from a task reaching its terminal state to the webhook receiver answering an attempt, in seconds.",
   },
+  webhookCapFull: {
+    name: "webhook_cap_full_total",
+    type: "counter",
+    labels: ["scope"],
+    exportedBy: "worker",
+    help: "Webhook attempts that found a cap full (`scope` host or customer) and were delayed with jitter.",
+  },
+  webhookDelayed: {
+    name: "webhook_attempts_delayed_total",
+    type: "counter",
+    labels: ["reason"],
+    exportedBy: "worker",
+    help: "Webhook attempt jobs moved back to delayed, by reason: `cap` (a cap was full) or `early` (ahead of its due time).",
+  },
   queueJobs: {
     name: "queue_jobs",
     type: "gauge",

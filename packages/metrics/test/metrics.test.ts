@@ -9,6 +9,7 @@ import {
   recordHttpRequest,
   recordTaskFinished,
   recordWebhookAttempt,
+  recordWebhookDelay,
   renderMetrics,
   serveMetrics,
   type CountableQueue,
@@ -41,6 +42,20 @@ test("each call has its own registry", async () => {
   recordWebhookAttempt(a, "delivered");
   expect((await renderMetrics(a)).body).toContain('webhook_attempts_total{outcome="delivered"} 1');
   expect((await renderMetrics(b)).body).not.toContain('webhook_attempts_total{outcome="delivered"}');
+});
+
+test("delayed attempts by reason; a full cap by its scope", async () => {
+  const metrics = createMetrics({ defaultMetrics: false });
+  recordWebhookDelay(metrics, "cap", "host");
+  recordWebhookDelay(metrics, "cap", "customer");
+  recordWebhookDelay(metrics, "cap", "host");
+  recordWebhookDelay(metrics, "early");
+  recordWebhookDelay(undefined, "early");
+  const { body } = await renderMetrics(metrics);
+  expect(body).toContain('webhook_attempts_delayed_total{reason="cap"} 3');
+  expect(body).toContain('webhook_attempts_delayed_total{reason="early"} 1');
+  expect(body).toContain('webhook_cap_full_total{scope="host"} 2');
+  expect(body).toContain('webhook_cap_full_total{scope="customer"} 1');
 });
 
 test("http requests are counted and timed by method, route pattern and status", async () => {

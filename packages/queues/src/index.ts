@@ -15,18 +15,7 @@ export { checkRedis } from "./check-redis.ts";
 export { enqueueGenerationJobs } from "./enqueue-generation-jobs.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis, type RedisClient, type RedisRole } from "./create-redis.ts";
-export {
-  createHostSlots,
-  SLOW_HOST_TIMEOUTS,
-  registrableDomain,
-  type HostSlot,
-  type HostSlotAnswer,
-  type HostSlotOptions,
-  type HostSlots,
-  type Lane,
-  type Promoted,
-} from "./host-slots.ts";
-export { createInlineLease, inlineLeaseKeys, LEASE_BEATS, type InlineLease, type InlineLeaseOptions } from "./inline-lease.ts";
+export { createDeliveryCaps, type CapScope, type DeliveryCapOptions, type DeliveryCaps } from "./delivery-caps.ts";
 export { gatherPerTurn } from "./gather-per-turn.ts";
 export { withDeadline } from "./with-deadline.ts";
 export { wakeGenerationJob } from "./wake-generation-job.ts";

@@ -2,8 +2,6 @@
 export const QUEUE_NAMES = {
   generation: "generation",
   webhook: "webhook-delivery",
-  // Attempts for receivers that keep timing out, with slots of their own (see host-slots.ts).
-  webhookSlow: "webhook-delivery-slow",
   // The fleet's periodic work (reconcilers, purges), one run per interval for the whole fleet.
   maintenance: "maintenance",
 } as const;

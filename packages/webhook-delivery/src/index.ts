@@ -2,7 +2,7 @@
  * The webhook delivery state machine: every transition of a task's `webhook_deliveries` row and its
  * `webhook_attempts` log, and the enqueue of every attempt's job (queue names, job payloads and job
  * options stay in @gen/queues; the statements are @gen/db's). The worker keeps the BullMQ processor
- * (host tickets, rendering, sending) and calls these; the gateway and the console call them too.
+ * (caps, rendering, sending) and calls these; the gateway and the console call them too.
  *
  *   pending ──claim 1──► in_progress ──finish: 2xx──────────────────────► delivered ──┐
  *                         │     ▲     ──finish: failure of 3 or manual──► failed ─────┤
@@ -12,7 +12,7 @@
  *
  *   from          transition (function here)                          to
  *   -             task INSERT with webhook_url (@gen/db tasks module) pending
- *   pending       hand-off of attempt 1 (handOffWebhook, firstAttemptHandOff) pending, its job queued (or run inline: claim 1)
+ *   pending       hand-off of attempt 1 (handOffWebhook)                 pending, its job queued
  *   pending       claim attempt 1 (claimAttempt)                      in_progress, attempt 1 open
  *   waiting       claim attempt n, when due (claimAttempt)            in_progress, attempt n open
  *   open          finish (finishAttempt): 2xx                         delivered
@@ -32,7 +32,7 @@ export { decideAttempt, type AttemptDecision, type SkipReason } from "./attempt-
 export { loadAttemptDecision } from "./load-attempt-decision.ts";
 export { afterAttempt, attemptRecord, type AfterAttempt } from "./after-attempt.ts";
 export { outcomeLabel, workerFailure, type AttemptResult } from "./attempt-result.ts";
-export { claimAttempt, claimedWithSettlement, firstClaimRequest, type ClaimedAttempt } from "./claim-attempt.ts";
+export { claimAttempt, type ClaimedAttempt } from "./claim-attempt.ts";
 export {
   FINAL_ATTEMPT_WINDOW_MS,
   attemptWindowEndsAt,
@@ -49,16 +49,6 @@ export { staleClaim } from "./stale-claim.ts";
 export type { TransitionDeps } from "./transition-deps.ts";
 export { requestRedelivery, type RedeliveryDeps, type RedeliveryRequest } from "./request-redelivery.ts";
 export { reconcileDeliveries, type ReconcileDeliveriesDeps, type ReconcileDeliveriesOptions, type ReconcileDeliveriesResult } from "./reconcile-deliveries.ts";
-export {
-  firstAttemptHandOff,
-  handOffWebhook,
-  prepareHandOff,
-  type HandOffDeps,
-  type HandOffFirstAttempt,
-  type HeldHandOff,
-  type PreparedHandOff,
-  type PrepareFirstAttempt,
-  type RouteAttempt,
-} from "./hand-off-first-attempt.ts";
+export { handOffWebhook, type HandOffDeps } from "./hand-off-first-attempt.ts";
 export { enqueueWebhookAttempt } from "./enqueue-webhook-attempt.ts";
 export { ensureAttemptJob, hasLiveAttemptJob } from "./attempt-job.ts";

@@ -12,8 +12,6 @@ export interface ReconcileDeliveriesDeps {
   config: Config;
   db: Database;
   webhookQueue: Queue<WebhookJobData>;
-  /** The slow lane: an attempt waiting or running there has a live job too. */
-  slowQueue?: Queue<WebhookJobData>;
   logger: Logger;
   now?: () => Date;
   metrics?: Metrics;
@@ -47,8 +45,6 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const graceMs = options.graceMs ?? deps.config.reconcileIntervalMs;
   const batch = options.batch ?? 500;
   const result = { enqueued: 0, lost: 0 };
-  // An attempt held back in the slow lane (its receiver at its cap) is past due but not stranded.
-  const liveInSlowLane = async (taskId: string, attempt: number) => deps.slowQueue !== undefined && (await hasLiveAttemptJob(deps.slowQueue, taskId, attempt));
 
   // (c) first: recording a lost attempt schedules the next one, which (b) would otherwise race.
   const longestAttemptMs = RENDER_TIMEOUT_MS + deps.config.webhookTimeoutMs;
@@ -56,12 +52,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   await paginate(batch, async (after) => {
     const rows = await listOpenAttempts(deps.db, openCutoff, after, batch);
     for (const row of rows) {
-      if (
-        row.taskFinishedAt === null ||
-        (await liveInSlowLane(row.taskId, row.attemptNo)) ||
-        (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))
-      )
-        continue;
+      if (row.taskFinishedAt === null || (await hasLiveAttemptJob(deps.webhookQueue, row.taskId, row.attemptNo))) continue;
       const open = {
         taskId: row.taskId,
         attempt: row.attemptNo,
@@ -79,7 +70,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const finishedCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
     const rows = await listPendingOfFinishedTasks(deps.db, finishedCutoff, after, batch);
-    for (const { taskId } of rows) if (!(await liveInSlowLane(taskId, 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, 1))) result.enqueued++;
+    for (const { taskId } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, 1)) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 
@@ -88,8 +79,7 @@ export async function reconcileDeliveries(deps: ReconcileDeliveriesDeps, options
   const dueCutoff = new Date(clock().getTime() - graceMs);
   await paginate(batch, async (after) => {
     const rows = await listWaitingDeliveries(deps.db, dueCutoff, after, batch);
-    for (const { taskId, attempts } of rows)
-      if (!(await liveInSlowLane(taskId, attempts + 1)) && (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1))) result.enqueued++;
+    for (const { taskId, attempts } of rows) if (await ensureAttemptJob(deps.webhookQueue, taskId, attempts + 1)) result.enqueued++;
     return rows.map((row) => row.taskId);
   });
 

@@ -72,7 +72,7 @@ export async function startHookReceiver(
   // Each receiver a registrable domain of its own, as two customers' sites are: a receiver's
   // timeouts also count for every host of its domain.
   const site = `f${id}.example`;
-  // Host tickets are counted per host name, so aliases are receivers of their own to the worker.
+  // The per-host cap counts per host name, so aliases are receivers of their own to the worker.
   const names = [`hooks.${site}`, ...Array.from({ length: aliases }, (_, n) => `hooks-${n + 1}.${site}`)];
   // A wildcard name may not stand for a whole label under a public suffix (`*.example`), so each
   // site is a name of its own in the certificate and in the loopback mapping.

@@ -23,8 +23,6 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
   // request's trace. A cancel's webhook job and the console's redeliveries are added one by one, traced.
   const generationQueue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, config.queuePrefix);
   const webhookQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, config.queuePrefix, queueTelemetry());
-  // Only watched from here (console, queue-depth metrics): workers move slow receivers' attempts into it.
-  const webhookSlowQueue = createQueue<WebhookJobData>(QUEUE_NAMES.webhookSlow, redis, config.queuePrefix);
   // Watched only too (console): the workers' periodic jobs (reconcilers, purge) and their schedulers.
   const maintenanceQueue = createQueue<MaintenanceJobData>(QUEUE_NAMES.maintenance, redis, config.queuePrefix);
   // The limiter's calls (one per request) on a connection of their own that pipelines them
@@ -40,7 +38,6 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     limiterRedis,
     generationQueue,
     webhookQueue,
-    webhookSlowQueue,
     maintenanceQueue,
     catalog: loadCatalog(config.modelCatalogPath),
     urlGuard,
@@ -50,7 +47,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
     keyRevocations: watchKeyRevocations(config.databaseUrl, keyCache, logger),
     finishedTasks: new FinishedTaskCache(),
     metrics: createMetrics({
-      queues: [generationQueue, webhookQueue, webhookSlowQueue, maintenanceQueue],
+      queues: [generationQueue, webhookQueue, maintenanceQueue],
       prefix: config.metricsPrefix,
       build: { version: packageVersion(new URL("../../package.json", import.meta.url)), commit: config.buildCommit },
     }),
@@ -60,9 +57,7 @@ export function buildDeps(config: Config, logger: Logger): GatewayDeps {
 }
 
 export async function closeDeps(deps: GatewayDeps): Promise<void> {
-  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.webhookSlowQueue.close(), deps.maintenanceQueue.close()]).catch(
-    () => {},
-  );
+  const queues = Promise.all([deps.generationQueue.close(), deps.webhookQueue.close(), deps.maintenanceQueue.close()]).catch(() => {});
   await Promise.race([queues, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   deps.webhookSender.close();
   deps.redis.disconnect();

@@ -22,8 +22,6 @@ export interface GatewayDeps {
   limiterRedis: Redis;
   generationQueue: Queue<GenerationJobData>;
   webhookQueue: Queue<WebhookJobData>;
-  /** The slow receivers' lane, watched only (console, metrics). */
-  webhookSlowQueue: Queue<WebhookJobData>;
   /** The workers' periodic jobs, watched only (console). */
   maintenanceQueue: Queue<MaintenanceJobData>;
   catalog: Catalog;

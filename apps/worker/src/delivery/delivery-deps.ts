@@ -3,7 +3,7 @@ import type { Config } from "@gen/config";
 import type { Database } from "@gen/db";
 import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
-import type { HostSlots, WebhookJobData } from "@gen/queues";
+import type { DeliveryCaps, WebhookJobData } from "@gen/queues";
 import type { WebhookSender } from "@gen/webhook-sender";
 import type { RenderBody } from "./render-body.ts";
 
@@ -15,12 +15,8 @@ export interface DeliveryDeps {
   sender: WebhookSender;
   render: RenderBody;
   now: () => Date;
-  /** `webhook_attempts_total` and `webhook_dispatch_seconds`; absent in processes without metrics. */
+  /** `webhook_attempts_total`, `webhook_dispatch_seconds` and the delay counters; absent in processes without metrics. */
   metrics?: Metrics;
-  /** Fleet-wide tickets per receiver host; absent: no per-host cap (unit tests of the schedule). */
-  hostSlots?: HostSlots;
-  /** Which queue this handler serves: attempts of hosts that keep timing out run in the slow one. */
-  lane: "main" | "slow";
-  /** Where the main lane moves attempts of such hosts (and where promoted slow-lane waiters are). */
-  slowQueue?: Queue<WebhookJobData>;
+  /** Fleet-wide caps per receiver host and per customer; absent: no cap (unit tests of the schedule). */
+  caps?: DeliveryCaps;
 }

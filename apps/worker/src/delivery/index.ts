@@ -1,4 +1,4 @@
 export { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "./create-delivery-worker.ts";
 export type { RenderBody } from "./render-body.ts";
-// The worker's delivery surface: the reconciler and the hand-off type are @gen/webhook-delivery's.
-export { reconcileDeliveries, type HandOffFirstAttempt, type PrepareFirstAttempt } from "@gen/webhook-delivery";
+// The worker's delivery surface: the reconciler is @gen/webhook-delivery's.
+export { reconcileDeliveries } from "@gen/webhook-delivery";

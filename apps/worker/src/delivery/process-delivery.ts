@@ -1,6 +1,5 @@
 import { DelayedError, type Job } from "bullmq";
-import { WorkerError } from "@gen/domain";
-import { recordWebhookAttempt } from "@gen/metrics";
+import { recordWebhookAttempt, recordWebhookDelay } from "@gen/metrics";
 import type { WebhookJobData } from "@gen/queues";
 import { annotateSpan, inSpan } from "@gen/tracing";
 import {
@@ -11,7 +10,6 @@ import {
   outcomeLabel,
   recordLostAttempt,
   staleClaim,
-  workerFailure,
   type AfterAttempt,
   type AttemptDecision,
   type AttemptResult,
@@ -19,24 +17,31 @@ import {
   type OpenAttempt,
 } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
-import { enterHostGate, forgetTicket, type HeldSlot } from "./host-gate.ts";
+import { takeCapPlace } from "./delivery-cap.ts";
 import { renderWithin } from "./render-body.ts";
 
 // Clocks of the worker that scheduled a retry and of the one running it may differ a little; only
 // a job clearly ahead of its due time (an operator's manual enqueue, say) is put back.
 const EARLY_TOLERANCE_MS = 250;
 
-export type Run = Extract<AttemptDecision, { kind: "run" }>;
+type Run = Extract<AttemptDecision, { kind: "run" }>;
+
+/** A claimed attempt: what the finish records it under, and the task the body is rendered from. */
+interface Claimed {
+  open: OpenAttempt;
+  claim: ClaimedAttempt;
+}
 
 /**
- * Runs delivery attempt `job.data.attempt` of a task. The job carries ids only and BullMQ delivers
- * at least once, so everything is reloaded and every step is conditional: a duplicate job returns,
- * a re-delivered job whose attempt was claimed but never finished records `attempt_lost` instead of
- * sending twice, and a claim too late for its window is recorded as `stale_claim` without sending.
- * The task row is only ever read. Attempts 1-3 follow the schedule; any attempt the delivery waits
- * for with `redelivery_requested_by` set is an operator's manual one (the delivery row says so, not
- * the job), which runs the same way but is followed by no retry. Every transition is
- * @gen/webhook-delivery's; this is the BullMQ side (delays, host tickets, rendering, sending).
+ * Runs delivery attempt `job.data.attempt` of a task, every attempt alike (the first, a retry, an
+ * operator's): load -> delay if early -> cap place -> claim -> render and send -> finish (which
+ * schedules the next attempt). The job carries ids only and BullMQ delivers at least once, so
+ * everything is reloaded and every step is conditional: a duplicate job returns, a re-delivered job
+ * whose attempt was claimed but never finished records `attempt_lost` instead of sending twice, and
+ * a claim too late for its window is recorded as `stale_claim` without sending. The task row is
+ * only ever read. Any attempt the delivery waits for with `redelivery_requested_by` set is an
+ * operator's manual one (the delivery row says so, not the job), followed by no retry. Every
+ * transition is @gen/webhook-delivery's; this is the BullMQ side (delays, caps, rendering, sending).
  */
 export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobData>, token?: string): Promise<void> {
   const { taskId, attempt } = job.data;
@@ -47,70 +52,55 @@ export async function processDelivery(deps: DeliveryDeps, job: Job<WebhookJobDat
     return;
   }
   await delayIfEarly(deps, job, token, decision);
-  const slot = await takeHostTicket(deps, job, token, decision);
-  if (slot === "moved") return;
-
-  const claim = await claimAttempt(deps.db, taskId, attempt, deps.now());
-  if (!claim) {
-    slot?.release(workerFailure(WorkerError.StaleClaim));
-    return;
+  // Past the window's last start the claim records `stale_claim` without sending: no place needed.
+  const place = fitsWindow(deps.now(), decision.windowEndsAt, deps.config) ? await takeCapPlace(deps, job, token, decision) : undefined;
+  try {
+    const claimed = await claim(deps, taskId, attempt, decision);
+    if (!claimed) return;
+    const result = await tracedAttempt(deps, claimed, decision);
+    place?.release();
+    await recordResult(deps, claimed.open, claimed.claim, result);
+  } finally {
+    place?.release();
   }
-  const open: OpenAttempt = {
-    taskId,
-    attempt,
-    manual: claim.requestedBy !== null,
-    attemptId: claim.id,
-    startedAt: claim.startedAt,
-    taskFinishedAt: decision.taskFinishedAt,
-  };
-  const result = await runAttempt(deps, open, claim, decision, slot);
-  await recordResult(deps, open, claim, result);
 }
 
 /** A later attempt's job that runs clearly before its due time goes back to wait for it. */
 async function delayIfEarly(deps: DeliveryDeps, job: Job<WebhookJobData>, token: string | undefined, run: Run): Promise<void> {
   if (job.data.attempt === 1 || token === undefined) return;
   if (deps.now().getTime() >= run.dueAt.getTime() - EARLY_TOLERANCE_MS) return;
+  recordWebhookDelay(deps.metrics, "early");
   await job.moveToDelayed(run.dueAt.getTime(), token);
   throw new DelayedError();
 }
 
-/**
- * The host's ticket is asked for only while the attempt can still fit its window; past that, the
- * claim records `stale_claim` without sending and needs none (a parked attempt's ticket and waiting
- * place are given up, so the host's next waiter need not wait for a lease to run out).
- */
-async function takeHostTicket(deps: DeliveryDeps, job: Job<WebhookJobData>, token: string | undefined, run: Run): Promise<HeldSlot | "moved" | undefined> {
-  if (fitsWindow(deps.now(), run.windowEndsAt, deps.config)) return enterHostGate(deps, job, token, run.url, run.customer, deps.lane, run.windowEndsAt);
-  if (job.id !== undefined) await forgetTicket(deps, run.url, run.customer, job.id);
-  return undefined;
+/** The conditional claim; null when another run of the job has it (or had it). */
+async function claim(deps: DeliveryDeps, taskId: string, attempt: number, run: Run): Promise<Claimed | null> {
+  const claimed = await claimAttempt(deps.db, taskId, attempt, deps.now());
+  if (!claimed) return null;
+  const open: OpenAttempt = {
+    taskId,
+    attempt,
+    manual: claimed.requestedBy !== null,
+    attemptId: claimed.id,
+    startedAt: claimed.startedAt,
+    taskFinishedAt: run.taskFinishedAt,
+  };
+  return { open, claim: claimed };
 }
 
-/**
- * Renders and sends, unless the claim came too late for the window; the ticket goes back either way.
- * One span per attempt, queued or inline; the POST itself carries no trace header.
- */
-export function runAttempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
+/** One span per attempt (when tracing); the POST itself carries no trace header. */
+function tracedAttempt(deps: DeliveryDeps, claimed: Claimed, run: Run): Promise<AttemptResult> {
+  const { open } = claimed;
   return inSpan("webhook.attempt", { "gen.task_id": open.taskId, "gen.attempt": open.attempt, "gen.manual": open.manual }, async () => {
-    const result = await attempt(deps, open, claim, run, slot);
+    const result = await renderAndSend(deps, claimed, run);
     annotateSpan({ "gen.outcome": outcomeLabel(result), ...(result.status === null ? {} : { "http.response.status_code": result.status }) });
     return result;
   });
 }
 
-async function attempt(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run, slot: HeldSlot | undefined): Promise<AttemptResult> {
-  let result: AttemptResult;
-  try {
-    result = await renderAndSend(deps, open, claim, run);
-  } catch (error) {
-    slot?.release(workerFailure(WorkerError.RenderFailed));
-    throw error;
-  }
-  slot?.release(result);
-  return result;
-}
-
-async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, run: Run): Promise<AttemptResult> {
+/** Renders and sends, unless the claim came too late for the window. */
+async function renderAndSend(deps: DeliveryDeps, { open, claim }: Claimed, run: Run): Promise<AttemptResult> {
   const stale = staleClaim(open.startedAt, run.windowEndsAt, deps.config);
   if (stale) return stale;
   const rendered = await renderWithin(deps.render, claim.task, open.attemptId);
@@ -119,7 +109,7 @@ async function renderAndSend(deps: DeliveryDeps, open: OpenAttempt, claim: Claim
 }
 
 /** The finish transition (which schedules a retry), then the attempt's metrics and log line. */
-export async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, result: AttemptResult): Promise<void> {
+async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, result: AttemptResult): Promise<void> {
   const finishedAt = deps.now();
   const next = await finishAttempt(deps, open, result, finishedAt);
   if (next === null) {

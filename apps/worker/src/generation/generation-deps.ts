@@ -6,7 +6,6 @@ import type { Logger } from "@gen/logger";
 import type { Metrics } from "@gen/metrics";
 import type { GenerationJobData, RedisClient, UpstreamSlots, WebhookJobData } from "@gen/queues";
 import type { DownloadGuard, Storage } from "@gen/storage";
-import type { HandOffFirstAttempt, PrepareFirstAttempt } from "../delivery/index.ts";
 import type { ProviderRegistry } from "./provider-registry.ts";
 
 export interface GenerationDeps {
@@ -24,10 +23,6 @@ export interface GenerationDeps {
   redis?: RedisClient;
   /** Fleet-wide slots of capped routes (catalog `maxConcurrency`). Absent: caps are not enforced (tests without Redis). */
   upstreamSlots?: UpstreamSlots;
-  /** The delivery worker's routed hand-off (per-host tickets); absent: attempt 1 is simply queued. */
-  handOffWebhook?: HandOffFirstAttempt;
-  /** Its prepare step: the receiver's ticket taken alongside the terminal statement; absent: the hand-off asks after the commit. */
-  prepareHandOff?: PrepareFirstAttempt;
   logger: Logger;
   /** Optional so that tests can build deps without a registry. */
   metrics?: Metrics;

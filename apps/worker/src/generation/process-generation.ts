@@ -19,7 +19,7 @@ import {
 import { settleTask, type TaskOutcome } from "@gen/ledger";
 import { clearUpstreamCallback, takeUpstreamCallback, wakeGenerationJob } from "@gen/queues";
 import { annotateSpan, inSpan } from "@gen/tracing";
-import { prepareHandOff } from "@gen/webhook-delivery";
+import { handOffWebhook } from "@gen/webhook-delivery";
 import { claimRoute } from "./claim-route.ts";
 import { completedCharge, failedCharge } from "./final-charge.ts";
 import type { GenerationDeps } from "./generation-deps.ts";
@@ -419,21 +419,15 @@ async function finish(deps: GenerationDeps, task: Task, model: ModelEntry | unde
     });
     await recordFailureCause(deps.db, task.id, settlement.cause);
   }
-  // With the receiver's ticket taken first, the terminal statement claims attempt 1 too: after the commit it is sent at once.
-  const handOff = prepareHandOff(deps, task);
-  const settled = await inSpan("task.settle", { "gen.outcome": settlement.outcome.status }, async () =>
-    settleTask(deps.db, task, settlement.outcome, await handOff.claimFirst()),
-  ).catch(async (error: unknown) => {
-    await handOff.abandoned();
-    throw error;
-  });
+  const settled = await inSpan("task.settle", { "gen.outcome": settlement.outcome.status }, () => settleTask(deps.db, task, settlement.outcome));
   // The task is terminal either way: its upstream slot goes to the next waiter before the hand-off runs.
   await releaseSlot(deps, task.id, model);
-  if (!settled) return handOff.abandoned();
+  if (!settled) return;
   recordTaskFinished(deps.metrics, settled);
   deps.logger.info("task finished", { task_id: task.id, status: settled.status, code: settled.errorCode, credits: settled.chargedCredits });
-  if (task.webhookUrl === null) return handOff.settled(settled);
-  await inSpan("webhook.hand_off", {}, () => handOff.settled(settled));
+  // Attempt 1's job, after the commit: the delivery worker claims, renders and sends it.
+  if (task.webhookUrl === null) return;
+  await inSpan("webhook.hand_off", {}, () => handOffWebhook(deps, settled));
 }
 
 /** The charge and outcome of a finished step; a completed result is stored first (80005 when that fails). */

@@ -19,9 +19,6 @@ const sender = createWebhookSender({
   lookup: resolverFor(HOST, ["127.0.0.1"]),
   ca: process.env.TEST_CA_PEM,
 });
-const { worker, handOff } = createDeliveryWorker({ config, db, redis, logger: createLogger("crash-worker", "silent"), sender });
+const { worker } = createDeliveryWorker({ config, db, redis, logger: createLogger("crash-worker", "silent"), sender });
 await worker.waitUntilReady();
-// INLINE_TASK_ID, INLINE_URL, INLINE_FINISHED_AT: hand attempt 1 of that task off as the generation worker does (it runs inline here).
-if (process.env.INLINE_TASK_ID)
-  await handOff(process.env.INLINE_TASK_ID, process.env.INLINE_URL!, process.env.INLINE_CUSTOMER ?? "usr_crash", new Date(process.env.INLINE_FINISHED_AT!));
 process.stdout.write("ready\n");

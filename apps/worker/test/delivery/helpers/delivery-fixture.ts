@@ -9,7 +9,7 @@ import { createWebhookSender, type WebhookSender } from "@gen/webhook-sender";
 import { fakeResolver } from "../../../../../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { createTestCa, issueServerCert, type KeyPair } from "../../../../../packages/webhook-sender/test/helpers/test-pki.ts";
 import type { DeliveryDeps } from "../../../src/delivery/delivery-deps.ts";
-import { createDeliveryHostSlots } from "../../../src/delivery/delivery-host-slots.ts";
+import { createWorkerCaps } from "../../../src/delivery/delivery-cap.ts";
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from "../../../src/delivery/index.ts";
 import { renderTaskBody } from "../../../src/delivery/render-body.ts";
 import { deleteKeysUnder } from "../../../../../test/support/redis-keys.ts";
@@ -97,10 +97,13 @@ export async function createDeliveryFixture(options: FixtureOptions) {
       return worker;
     },
 
-    /** What createDeliveryWorker gives its attempts, for an inline hand-off on its own. */
+    /** The caps the fixture's workers count attempts under (a test holds or inspects places through it). */
+    caps: () => createWorkerCaps(redis, config),
+
+    /** What createDeliveryWorker gives its attempts. */
     deliveryDeps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps {
-      const hostSlots = createDeliveryHostSlots(redis, config);
-      return { config, db, logger, webhookQueue: queue, sender, render: renderTaskBody, now: () => new Date(), hostSlots, lane: "main", ...overrides };
+      const caps = createWorkerCaps(redis, config);
+      return { config, db, logger, webhookQueue: queue, sender, render: renderTaskBody, now: () => new Date(), caps, ...overrides };
     },
 
     /** A terminal task with a `pending` delivery, as the generation worker leaves it before the hand-off. */
