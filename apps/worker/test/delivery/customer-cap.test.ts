@@ -4,6 +4,7 @@
 // two places on other host names, as a wildcard DNS record's hanging hosts would hold it.
 import { newUserId } from "@gen/ids";
 import { webhookJobId } from "@gen/queues";
+import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 
@@ -38,8 +39,8 @@ test("a customer at its cap on other host names: its attempt waits delayed, anot
   // Another customer's attempt to the same receiver runs at once.
   const other = await fx.createTask({ url });
   const otherUser = newUserId();
-  await fx.db.user.create({ data: { id: otherUser, credits: 0 } });
-  await fx.db.task.update({ where: { id: other }, data: { userId: otherUser } });
+  await prismaOf(fx.db).user.create({ data: { id: otherUser, credits: 0 } });
+  await prismaOf(fx.db).task.update({ where: { id: other }, data: { userId: otherUser } });
   await fx.handOff(other);
   await fx.waitFor(async () => (await fx.delivery(other)).status === "delivered");
   expect((await fx.delivery(capped)).status).toBe("pending");
