@@ -16,7 +16,7 @@ import path from "node:path";
 import { randomBytes, randomInt } from "node:crypto";
 import pg from "pg";
 import { loadConfig } from "@gen/config";
-import { createDatabase, purgeExpiredIdempotencyKeys, readDelivery, type Database } from "@gen/db";
+import { createDatabase, listTasks, purgeExpiredIdempotencyKeys, readDelivery, type Database } from "@gen/db";
 import { createLocalStorage } from "@gen/storage";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type GenerationJobData, type WebhookJobData } from "@gen/queues";
@@ -157,6 +157,10 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         "poll: API key": () => authenticateKey(db, user.auth),
         "poll: task": () => readTask(db, polled, user.userId),
         "poll: webhook": () => readDelivery(db, polled),
+        // GET /api/v1/tasks: the first page, and a filtered page resumed from a position.
+        "list tasks": () => listTasks(db, { userId: user.userId, limit: 20 }),
+        "list tasks: failed, resumed": () =>
+          listTasks(db, { userId: user.userId, limit: 20, status: "failed", after: { createdAt: new Date(Date.now() - 86_400_000), id: "task_f" } }),
         "reconcile tasks": () => reconcileTasks(db, generationQueue, config.reconcileIntervalMs * 2),
         "reconcile deliveries": () => reconcileDeliveries({ config, db, webhookQueue, slowQueue, logger }),
         "purge idempotency keys": () => purgeExpiredIdempotencyKeys(db),

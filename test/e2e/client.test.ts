@@ -54,7 +54,7 @@ describe("@gen/client against the running stack", () => {
     const full = await client.getTask(done.id, { include: ["webhook", "billing"] });
     expect(full.webhook).toBeNull(); // submitted without webhook_url
     expect(full.billing).toMatchObject({ method: "flat", charged_credits: full.usage.credits });
-    expect(full.billing!.reserved_credits).toBe(full.billing!.charged_credits + full.billing!.refunded_credits);
+    expect(full.billing!.reserved_credits).toBe(full.billing!.charged_credits! + full.billing!.refunded_credits!);
     const plain = await client.getTask(done.id);
     expect(plain).not.toHaveProperty("webhook");
     expect(plain).not.toHaveProperty("billing");

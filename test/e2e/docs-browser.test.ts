@@ -42,6 +42,9 @@ test("/docs renders the API reference with no Content-Security-Policy violation"
   await page.waitForSelector(".opblock", { timeout: 30_000 });
   expect(await page.locator(".opblock").count()).toBeGreaterThan(3);
   expect(await page.textContent(".swagger-ui .info .title")).toContain("Generation");
+  // It opens on the operations: the first one is on the first screen, below a short introduction.
+  const first = await page.locator(".opblock").first().boundingBox();
+  expect(first!.y).toBeLessThan(page.viewportSize()!.height);
   // An operation opened, with its schemas and examples (the syntax highlighter styles them).
   await page.locator(".opblock-summary").first().click();
   await page.waitForSelector(".opblock-body .responses-wrapper", { timeout: 30_000 });

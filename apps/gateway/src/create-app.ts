@@ -11,6 +11,7 @@ import { originGuard } from "./middleware/origin-guard.ts";
 import { accountRoutes } from "./routes/account-routes.ts";
 import { healthRoutes } from "./routes/health-routes.ts";
 import { metricsRoutes } from "./routes/metrics-routes.ts";
+import { modelRoutes } from "./routes/model-routes.ts";
 import { openApiRoutes } from "./routes/openapi-routes.ts";
 import { submissionRoutes } from "./routes/submission-routes.ts";
 import { pollRoute, taskRoutes } from "./routes/task-routes.ts";
@@ -39,6 +40,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(taskRoutes(deps, poll));
   app.use(routerFor(submissions));
   app.use(accountRoutes(deps));
+  app.use(modelRoutes(deps));
   app.use(healthRoutes(deps));
   app.use(metricsRoutes(deps));
   // Providers' webhooks (UPSTREAM_CALLBACK_URL): outside /api, no API key, the token is the credential.

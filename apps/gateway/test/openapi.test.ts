@@ -46,7 +46,7 @@ describe("the served document", () => {
     expect(api.doc.servers).toEqual([{ url: gw.deps.config.baseUrl.replace(/\/+$/, "") }]);
     for (const endpoint of ENDPOINTS) {
       const name = api.doc.paths[ENDPOINT_PATHS[endpoint]].post.requestBody.content["application/json"].schema.$ref.split("/").pop();
-      expect(api.doc.components.schemas[name].properties.model.enum).toEqual(gw.deps.catalog.modelsFor(endpoint).map((m) => m.id));
+      expect(Object.keys(api.doc.components.schemas[name].discriminator.mapping)).toEqual(gw.deps.catalog.modelsFor(endpoint).map((m) => m.id));
     }
     expectConforms(res, "get", "/api/v1/openapi.json");
   });
@@ -162,6 +162,17 @@ describe("real responses match the document", () => {
     expect(api.errors("#/components/schemas/WebhookPayload", JSON.parse(renderTask(row, { deliveryId: "whd_0123456789abcdef01234567" })))).toEqual([]);
     // Polling never carries the delivery id; the webhook body always does.
     expect(api.errors("#/components/schemas/WebhookPayload", JSON.parse(renderTask(row)))).not.toEqual([]);
+  });
+
+  test("the model list and the task list (both pages, and a bad filter)", async () => {
+    expectConforms(await request(gw.app).get("/api/v1/models").set("Authorization", user.auth), "get", "/api/v1/models");
+    const first = await request(gw.app).get("/api/v1/tasks?limit=1").set("Authorization", user.auth);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    expectConforms(first, "get", "/api/v1/tasks");
+    const next = await request(gw.app).get(`/api/v1/tasks?cursor=${first.body.next_cursor}&limit=100`).set("Authorization", user.auth);
+    expect(next.body.next_cursor).toBeNull();
+    expectConforms(next, "get", "/api/v1/tasks");
+    expectConforms(await request(gw.app).get("/api/v1/tasks?limit=101").set("Authorization", user.auth), "get", "/api/v1/tasks");
   });
 
   test("account, healthz and readyz", async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { SDK_VERSION } from "./generated/version.ts";
 import { GenApiError, GenConnectionError, GenTimeoutError } from "./gen-errors.ts";
 import { abortReason, backoffDelay, parseRetryAfter, sleep, type BackoffOptions } from "./retry-timing.ts";
 import { isTerminalStatus } from "./vocabulary.ts";
@@ -14,10 +15,13 @@ import type {
   HumanizeRequest,
   ImageOutput,
   ImageRequest,
+  ModelInfo,
   ModerationOutput,
   ModerationRequest,
   Task,
   TaskInclude,
+  TaskList,
+  TaskListQuery,
   TaskOutput,
   VideoOutput,
   VideoRequest,
@@ -35,6 +39,8 @@ export interface GenClientOptions {
   retryBackoff?: BackoffOptions;
   /** Intervals between polls of `waitForTask`. Default 250 ms doubling up to 5 s. */
   pollBackoff?: BackoffOptions;
+  /** Your application's product token, sent before the SDK's own in `User-Agent` (e.g. `my-app/2.1`). */
+  userAgent?: string;
 }
 
 export interface SubmitOptions {
@@ -56,6 +62,34 @@ export interface WaitForTaskOptions {
   pollBackoff?: BackoffOptions;
 }
 
+export interface RunOptions extends SubmitOptions {
+  /** How long to wait for the task after it was accepted. Default 10 minutes. */
+  timeoutMs?: number;
+  pollBackoff?: BackoffOptions;
+}
+
+/** Each submission endpoint's method name, request body and `output`. */
+interface Submissions {
+  images: [ImageRequest, ImageOutput];
+  videos: [VideoRequest, VideoOutput];
+  audio: [AudioRequest, AudioOutput];
+  detect: [DetectRequest, DetectOutput];
+  humanize: [HumanizeRequest, HumanizeOutput];
+  essay: [EssayRequest, EssayOutput];
+  moderations: [ModerationRequest, ModerationOutput];
+}
+export type SubmissionEndpoint = keyof Submissions;
+
+const SUBMISSION_PATHS: Readonly<Record<SubmissionEndpoint, string>> = {
+  images: "/api/v1/images/generations",
+  videos: "/api/v1/videos/generations",
+  audio: "/api/v1/audio/generations",
+  detect: "/api/v1/detect",
+  humanize: "/api/v1/humanize",
+  essay: "/api/v1/essay",
+  moderations: "/api/v1/moderations",
+};
+
 interface RequestOptions {
   body?: unknown;
   idempotencyKey?: string;
@@ -73,6 +107,7 @@ export class GenClient {
   readonly #maxRetries: number;
   readonly #retryBackoff: BackoffOptions;
   readonly #pollBackoff: BackoffOptions;
+  readonly #userAgent: string;
 
   constructor(options: GenClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -81,28 +116,64 @@ export class GenClient {
     this.#maxRetries = options.maxRetries ?? 3;
     this.#retryBackoff = options.retryBackoff ?? DEFAULT_BACKOFF;
     this.#pollBackoff = options.pollBackoff ?? DEFAULT_BACKOFF;
+    const own = `gen-client/${SDK_VERSION} node/${process.versions.node}`;
+    this.#userAgent = options.userAgent ? `${options.userAgent} ${own}` : own;
   }
 
   images(body: ImageRequest, options?: SubmitOptions): Promise<Task<ImageOutput>> {
-    return this.#submit("/api/v1/images/generations", body, options);
+    return this.#submit(SUBMISSION_PATHS.images, body, options);
   }
   videos(body: VideoRequest, options?: SubmitOptions): Promise<Task<VideoOutput>> {
-    return this.#submit("/api/v1/videos/generations", body, options);
+    return this.#submit(SUBMISSION_PATHS.videos, body, options);
   }
   audio(body: AudioRequest, options?: SubmitOptions): Promise<Task<AudioOutput>> {
-    return this.#submit("/api/v1/audio/generations", body, options);
+    return this.#submit(SUBMISSION_PATHS.audio, body, options);
   }
   detect(body: DetectRequest, options?: SubmitOptions): Promise<Task<DetectOutput>> {
-    return this.#submit("/api/v1/detect", body, options);
+    return this.#submit(SUBMISSION_PATHS.detect, body, options);
   }
   humanize(body: HumanizeRequest, options?: SubmitOptions): Promise<Task<HumanizeOutput>> {
-    return this.#submit("/api/v1/humanize", body, options);
+    return this.#submit(SUBMISSION_PATHS.humanize, body, options);
   }
   essay(body: EssayRequest, options?: SubmitOptions): Promise<Task<EssayOutput>> {
-    return this.#submit("/api/v1/essay", body, options);
+    return this.#submit(SUBMISSION_PATHS.essay, body, options);
   }
   moderations(body: ModerationRequest, options?: SubmitOptions): Promise<Task<ModerationOutput>> {
-    return this.#submit("/api/v1/moderations", body, options);
+    return this.#submit(SUBMISSION_PATHS.moderations, body, options);
+  }
+
+  /**
+   * Submits, then waits for the task by polling (`waitForTask`: 250 ms doubling to 5 s, each 429
+   * answered by waiting its `Retry-After`) and returns it `completed` or `failed`.
+   */
+  async run<E extends SubmissionEndpoint>(endpoint: E, body: Submissions[E][0], options: RunOptions = {}): Promise<Task<Submissions[E][1]>> {
+    const task = await this.#submit<Task<Submissions[E][1]>>(SUBMISSION_PATHS[endpoint], body, options);
+    if (isTerminalStatus(task.status)) return task;
+    return this.waitForTask(task, { timeoutMs: options.timeoutMs, signal: options.signal, pollBackoff: options.pollBackoff });
+  }
+
+  /** The models a submission can use, with each one's request schema, sizes, qualities and pricing. */
+  async models(options: { signal?: AbortSignal } = {}): Promise<ModelInfo[]> {
+    const list = await this.#request<{ data: ModelInfo[] }>("GET", "/api/v1/models", { signal: options.signal });
+    return list.data;
+  }
+
+  /** One page of your tasks, newest first; pass `next_cursor` as `cursor` for the next page. */
+  listTasks(query: TaskListQuery = {}, options: { signal?: AbortSignal } = {}): Promise<TaskList> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+    const search = params.size > 0 ? `?${params}` : "";
+    return this.#request("GET", `/api/v1/tasks${search}`, { signal: options.signal });
+  }
+
+  /** Every task matching the filters, newest first, page after page. */
+  async *iterateTasks(query: Omit<TaskListQuery, "cursor"> = {}, options: { signal?: AbortSignal } = {}): AsyncGenerator<Task> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listTasks({ ...query, cursor }, options);
+      yield* page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
   }
 
   getTask<O = TaskOutput>(id: string, options: GetTaskOptions = {}): Promise<Task<O>> {
@@ -161,7 +232,7 @@ export class GenClient {
 
   async #request<T>(method: string, path: string, options: RequestOptions): Promise<T> {
     const maxRetries = options.maxRetries ?? this.#maxRetries;
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.#apiKey}`, Accept: "application/json" };
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.#apiKey}`, Accept: "application/json", "User-Agent": this.#userAgent };
     if (options.body !== undefined) headers["Content-Type"] = "application/json";
     if (options.idempotencyKey !== undefined) headers["Idempotency-Key"] = options.idempotencyKey;
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);

@@ -1,4 +1,5 @@
-import { GenApiError, GenClient, GenConnectionError, GenTimeoutError } from "../src/index.ts";
+import { readFileSync } from "node:fs";
+import { GenApiError, GenClient, GenConnectionError, GenTimeoutError, SDK_VERSION } from "../src/index.ts";
 import { envelope, startFakeApi, task, type FakeApi } from "./fake-api.ts";
 
 let api: FakeApi;
@@ -39,9 +40,9 @@ describe("submissions", () => {
 
   test("each submission gets its own key; a given key is sent as is", async () => {
     api.route("POST /api/v1/detect", [{ status: 202, body: task(ID, "queued") }]);
-    await client.detect({ model: "m", text: "a" });
-    await client.detect({ model: "m", text: "a" });
-    await client.detect({ model: "m", text: "a" }, { idempotencyKey: "my-key-1" });
+    await client.detect({ model: "sim-detect-1", text: "a" });
+    await client.detect({ model: "sim-detect-1", text: "a" });
+    await client.detect({ model: "sim-detect-1", text: "a" }, { idempotencyKey: "my-key-1" });
     const keys = api.requests.map((r) => r.headers["idempotency-key"]);
     expect(keys[0]).not.toBe(keys[1]);
     expect(keys[2]).toBe("my-key-1");
@@ -68,7 +69,7 @@ describe("submissions", () => {
   test("gives up after maxRetries and throws the last error", async () => {
     client = new GenClient({ baseUrl: api.baseUrl, apiKey: "k", maxRetries: 2, retryBackoff: { initialMs: 1, maxMs: 2 } });
     api.route("POST /api/v1/essay", [{ status: 503, body: envelope(70002, "Database unavailable", "req_last") }]);
-    const error = await client.essay({ model: "m", prompt: "p" }).catch((e: unknown) => e);
+    const error = await client.essay({ model: "sim-essay-1", prompt: "p" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GenApiError);
     expect(error).toMatchObject({ status: 503, code: 70002, requestId: "req_last", retryable: true });
     expect(api.requests).toHaveLength(3);
@@ -77,7 +78,7 @@ describe("submissions", () => {
   test("a connection that keeps failing ends in GenConnectionError", async () => {
     client = new GenClient({ baseUrl: api.baseUrl, apiKey: "k", maxRetries: 1, retryBackoff: { initialMs: 1, maxMs: 2 } });
     api.route("POST /api/v1/essay", [{ status: 0, drop: true }]);
-    const error = await client.essay({ model: "m", prompt: "p" }).catch((e: unknown) => e);
+    const error = await client.essay({ model: "sim-essay-1", prompt: "p" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GenConnectionError);
     expect((error as GenConnectionError).retryable).toBe(true);
     expect(api.requests).toHaveLength(2);
@@ -90,7 +91,7 @@ describe("submissions", () => {
     [404, 40002, "Route not found"],
   ])("never retries %i (%i)", async (status, code, message) => {
     api.route("POST /api/v1/images/generations", [{ status, body: envelope(code, message, "req_abc") }]);
-    const error = await client.images({ model: "m", prompt: "" }).catch((e: unknown) => e);
+    const error = await client.images({ model: "sim-image-1", prompt: "" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GenApiError);
     expect(error).toMatchObject({ status, code, message, requestId: "req_abc", retryable: false });
     expect(api.requests).toHaveLength(1);
@@ -101,7 +102,7 @@ describe("submissions", () => {
       { status: 429, body: envelope(50001, "Rate limit exceeded"), headers: { "Retry-After": "1" } },
       { status: 202, body: task(ID, "queued") },
     ]);
-    await client.detect({ model: "m", text: "t" });
+    await client.detect({ model: "sim-detect-1", text: "t" });
     expect(api.requests).toHaveLength(2);
     // The retry backoff is 5-20 ms here, so only Retry-After explains a ~1 s gap.
     expect(api.requests[1]!.at - api.requests[0]!.at).toBeGreaterThanOrEqual(900);
@@ -111,7 +112,7 @@ describe("submissions", () => {
   test("an abort signal stops a pending retry", async () => {
     api.route("POST /api/v1/detect", [{ status: 429, body: envelope(50001, "slow down"), headers: { "Retry-After": "30" } }]);
     const controller = new AbortController();
-    const pending = client.detect({ model: "m", text: "t" }, { signal: controller.signal });
+    const pending = client.detect({ model: "sim-detect-1", text: "t" }, { signal: controller.signal });
     setTimeout(() => controller.abort(new Error("stop")), 50);
     await expect(pending).rejects.toThrow("stop");
   });
@@ -205,5 +206,59 @@ describe("waitForTask", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error("aborted by test")), 50);
     await expect(client.waitForTask(ID, { signal: controller.signal })).rejects.toThrow("aborted by test");
+  });
+});
+
+describe("run", () => {
+  test("submits once, then polls until terminal, waiting Retry-After on a 429", async () => {
+    api.route("POST /api/v1/detect", [{ status: 202, body: task(ID, "queued") }]);
+    api.route(`GET /api/v1/tasks/${ID}`, [
+      { status: 200, body: task(ID, "in_progress") },
+      { status: 429, body: envelope(50001, "Rate limit exceeded"), headers: { "Retry-After": "1" } },
+      { status: 200, body: task(ID, "completed", { output: { ai_probability: 0.2, label: "human" } }) },
+    ]);
+    const done = await client.run("detect", { model: "sim-detect-1", text: "t" }, { timeoutMs: 10_000 });
+    expect(done.output?.label).toBe("human");
+    expect(api.requests.map((r) => `${r.method} ${r.url}`)).toEqual(["POST /api/v1/detect", ...Array(3).fill(`GET /api/v1/tasks/${ID}`)]);
+    expect(api.requests[3]!.at - api.requests[2]!.at).toBeGreaterThanOrEqual(900);
+  });
+
+  test("a task already terminal at submission is returned without a poll", async () => {
+    api.route("POST /api/v1/images/generations", [{ status: 202, body: task(ID, "completed") }]);
+    expect((await client.run("images", { model: "sim-image-1", prompt: "p" })).status).toBe("completed");
+    expect(api.requests).toHaveLength(1);
+  });
+});
+
+describe("discovery and identity", () => {
+  test("every request carries the SDK's User-Agent with its version, after the application's own token", async () => {
+    const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(SDK_VERSION).toBe(version);
+    api.route("GET /api/v1/account", [{ status: 200, body: { credits: 1 } }]);
+    await client.account();
+    await new GenClient({ baseUrl: api.baseUrl, apiKey: "k", userAgent: "my-app/2.1" }).account();
+    expect(api.requests[0]!.headers["user-agent"]).toBe(`gen-client/${version} node/${process.versions.node}`);
+    expect(api.requests[1]!.headers["user-agent"]).toBe(`my-app/2.1 gen-client/${version} node/${process.versions.node}`);
+  });
+
+  test("models() returns the list's data", async () => {
+    api.route("GET /api/v1/models", [{ status: 200, body: { data: [{ id: "sim-image-1" }] } }]);
+    expect((await client.models()).map((m) => m.id)).toEqual(["sim-image-1"]);
+  });
+
+  test("listTasks sends only the filters given; iterateTasks follows next_cursor to the end", async () => {
+    const other = "task_fedcba9876543210fedcba9876543210";
+    api.route("GET /api/v1/tasks", (req) =>
+      req.url.includes("cursor=c1")
+        ? { status: 200, body: { data: [task(other, "failed")], next_cursor: null } }
+        : { status: 200, body: { data: [task(ID, "completed")], next_cursor: "c1" } },
+    );
+    const page = await client.listTasks({ status: "completed", limit: 1, created_after: 1_700_000_000, model: undefined });
+    expect(page.next_cursor).toBe("c1");
+    expect(api.requests[0]!.url).toBe("/api/v1/tasks?status=completed&limit=1&created_after=1700000000");
+    const ids: string[] = [];
+    for await (const t of client.iterateTasks({ endpoint: "images" })) ids.push(t.id);
+    expect(ids).toEqual([ID, other]);
+    expect(api.requests.slice(1).map((r) => r.url)).toEqual(["/api/v1/tasks?endpoint=images", "/api/v1/tasks?endpoint=images&cursor=c1"]);
   });
 });

@@ -22,6 +22,7 @@ export {
   type UpstreamJobRef,
   type FailureCause,
 } from "./tasks.ts";
+export { listTasks, type TaskListQuery, type TaskListPosition } from "./list-tasks.ts";
 export {
   readCredits,
   ensureUser,

@@ -17,3 +17,4 @@ export { RENDER_TIMEOUT_MS, SCHEDULED_ATTEMPTS, type AttemptNo } from "./webhook
 export { LEDGER_KINDS, LedgerKind } from "./ledger-kind.ts";
 export { type AttemptOutcome } from "./attempt-outcome.ts";
 export { PROVIDER_KINDS, type ProviderKind } from "./provider-kind.ts";
+export { TASK_LIST_LIMIT } from "./task-list-limit.ts";

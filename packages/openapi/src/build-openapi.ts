@@ -2,6 +2,7 @@ import { ENDPOINT_PATHS, type Catalog } from "@gen/catalog";
 import { ENDPOINTS, type Endpoint } from "@gen/domain";
 import { Err, type ErrorCode } from "@gen/errors";
 import { WEBHOOK_USER_AGENT } from "@gen/webhook-sender";
+import { discoveryPaths, discoverySchemas } from "./discovery.ts";
 import { documentDescription } from "./document-description.ts";
 import { ENDPOINT_NAMES } from "./endpoint-names.ts";
 import { errorResponses } from "./error-responses.ts";
@@ -73,6 +74,7 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     ...requestSchemas(catalog),
     ...taskSchemas(ENDPOINTS.map((endpoint) => `${ENDPOINT_NAMES[endpoint]}Output`)),
     ...errorSchemas(),
+    ...discoverySchemas(),
     Account: {
       type: "object",
       additionalProperties: false,
@@ -103,6 +105,7 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     paths[ENDPOINT_PATHS[endpoint]] = { post: submission(catalog, endpoint, ids[0] ?? "model-id") };
   }
 
+  Object.assign(paths, discoveryPaths());
   paths["/api/v1/tasks/{id}"] = {
     get: {
       operationId: "getTask",
@@ -196,10 +199,11 @@ export function buildOpenApi(catalog: Catalog, options: OpenApiOptions): Record<
     security: [{ bearerAuth: [] }],
     tags: [
       { name: "Submissions", description: "Create a task (202); the result arrives by polling or webhook." },
-      { name: "Tasks", description: "Read or cancel a task." },
-      { name: "Account" },
-      { name: "Operations" },
-      { name: "Documentation" },
+      { name: "Tasks", description: "Read, list or cancel your tasks." },
+      { name: "Discovery", description: "The models a key can use." },
+      { name: "Account", description: "The key's credit balance." },
+      { name: "Operations", description: "Liveness and readiness, for load balancers and orchestrators." },
+      { name: "Documentation", description: "This document, as JSON and rendered." },
     ],
     paths,
     webhooks: { taskFinished: { $ref: "#/components/pathItems/TaskWebhook" } },
@@ -266,6 +270,7 @@ function submission(catalog: Catalog, endpoint: Endpoint, model: string): Json {
 function webhookPathItem(endpoint: Endpoint, model: string, cdnUrl: string): Json {
   return {
     post: {
+      operationId: "taskFinished",
       summary: "Task finished",
       description:
         "Sent to `webhook_url` exactly as given when the task becomes `completed` or `failed`. Not signed and without credentials: verify by polling the task id with your key, " +

@@ -11,7 +11,11 @@ export const ENDPOINT_NAMES: Readonly<Record<Endpoint, string>> = Object.freeze(
   moderations: "Moderations",
 });
 
-/** Component names may only hold `[A-Za-z0-9._-]`; a model id may hold more. */
+/**
+ * `Model` + the id in PascalCase (`sim-image-1` → `ModelSimImage1`): component names become type
+ * names in generated clients, so they hold letters and digits only.
+ */
 export function modelSchemaName(modelId: string): string {
-  return `Model.${modelId.replace(/[^A-Za-z0-9._-]/g, "_")}`;
+  const words = modelId.split(/[^A-Za-z0-9]+/).filter((word) => word !== "");
+  return `Model${words.map((word) => word[0]!.toUpperCase() + word.slice(1)).join("")}`;
 }

@@ -14,7 +14,7 @@ export function requestSchemas(catalog: Catalog): Record<string, Json> {
     const names = new Map<ModelEntry, string>();
     for (const model of models) {
       let name = modelSchemaName(model.id);
-      while (Object.hasOwn(schemas, name)) name = `${name}_`;
+      while (Object.hasOwn(schemas, name)) name = `${name}X`;
       names.set(model, name);
       schemas[name] = { title: model.id, ...(model.description ? { description: model.description } : {}), ...catalog.requestSchema(model) };
     }
@@ -29,11 +29,11 @@ function endpointBody(endpoint: Endpoint, models: readonly ModelEntry[], names: 
     `Body of a ${endpoint} submission: \`model\`, \`${ENDPOINT_INPUT_FIELD[endpoint]}\` and the chosen model's own parameters, ` +
     "plus the optional `webhook_url` (https only, a domain name, port 443 if any, no credentials, at most 2048 characters). Unknown fields are rejected with 20003.";
   if (models.length === 0) return { description: `${description} No model is offered on this endpoint at the moment.`, not: {} };
+  // Only the choice of model: each branch is the whole body of its model (its `model` a const). A
+  // top-level `properties` beside it would be checked apart from the branches, and example
+  // validators that close every object (Redocly's) then refuse the branch's own fields.
   return {
-    type: "object",
-    description,
-    required: ["model", ENDPOINT_INPUT_FIELD[endpoint]],
-    properties: { model: { type: "string", enum: ids, description: "A model of this endpoint." } },
+    description: `${description} One of: ${ids.map((id) => `\`${id}\``).join(", ")}.`,
     oneOf: models.map((model) => ref(names.get(model)!)),
     discriminator: {
       propertyName: "model",

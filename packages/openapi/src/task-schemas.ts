@@ -1,5 +1,6 @@
 import { DELIVERY_STATUSES, FIXED_LAST_ERRORS, HTTP_STATUS_ERROR_PATTERN, SCHEDULED_ATTEMPTS, TASK_STATUSES, TaskStatus } from "@gen/domain";
 import { WORKFLOW_CATALOG } from "@gen/errors";
+import { workflowCodeDescription } from "./document-description.ts";
 import { type Json, nullable, ref } from "./json.ts";
 
 const TIMESTAMP: Json = { type: "string", format: "date-time", description: "ISO 8601, milliseconds, UTC." };
@@ -42,7 +43,7 @@ export function taskSchemas(outputNames: readonly string[]): Record<string, Json
         credits: { type: "integer", minimum: 0, description: "The final charge; 0 before a terminal state and when the reservation was fully refunded." },
       },
     },
-    WorkflowCode: { type: "integer", description: "Why a task failed. Never an HTTP status: polling a failed task returns 200.", oneOf: workflowCodes },
+    WorkflowCode: { type: "integer", description: workflowCodeDescription(), oneOf: workflowCodes },
     TaskError: {
       type: "object",
       description: "The error of a failed task. Polling returns `code` and `message`; a webhook body also has `request_id`, the attempt's delivery id.",
@@ -110,8 +111,9 @@ export function taskSchemas(outputNames: readonly string[]): Record<string, Json
       properties: {
         status: { type: "string", enum: [TaskStatus.Completed, TaskStatus.Failed] },
         error: nullable({ allOf: [ref("TaskError")], required: ["request_id"] }),
+        webhook: false,
+        billing: false,
       },
-      not: { anyOf: [{ required: ["webhook"] }, { required: ["billing"] }] },
     },
   };
 }

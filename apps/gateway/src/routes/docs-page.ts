@@ -44,6 +44,9 @@ export const DOCS_INIT_SCRIPT = `window.ui = SwaggerUIBundle({
   dom_id: "#swagger-ui",
   deepLinking: true,
   validatorUrl: null,
+  // Opens on the operations, grouped by tag; the schemas stay folded below them.
+  docExpansion: "list",
+  defaultModelsExpandDepth: 0,
   presets: [SwaggerUIBundle.presets.apis],
   layout: "BaseLayout",
 });

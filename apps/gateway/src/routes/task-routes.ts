@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import { ApiError, Err } from "@gen/errors";
 import { TASK_ID_PATTERN } from "@gen/ids";
+import { listTasks } from "@gen/db";
 import { renderTask } from "@gen/task-render";
 import { createTaskReader, createTaskWithDeliveryReader, readTaskAnswer } from "../services/read-task.ts";
 import { context } from "@gen/http";
@@ -9,6 +10,7 @@ import { authenticate } from "../middleware/authenticate.ts";
 import { rateLimit } from "../middleware/rate-limit.ts";
 import { cancelTask } from "../services/cancel-task.ts";
 import type { GatewayDeps } from "../services/gateway-deps.ts";
+import { encodeCursor, parseTaskListQuery } from "../services/task-list-query.ts";
 
 const INCLUDES = new Set(["webhook", "billing"]);
 // One object per combination, shared by every poll.
@@ -42,10 +44,22 @@ export function pollRoute(deps: GatewayDeps): HotRoute {
   };
 }
 
-/** POST /api/v1/tasks/{id}/cancel, and the poll route for targets the fast path leaves to Express. */
+/**
+ * GET /api/v1/tasks (the caller's own tasks, a page at a time), POST /api/v1/tasks/{id}/cancel,
+ * and the poll route for targets the fast path leaves to Express.
+ */
 export function taskRoutes(deps: GatewayDeps, poll: HotRoute): Router {
   const router = Router();
   router.get(poll.path, ...poll.handlers);
+  router.get("/api/v1/tasks", authenticate(deps), rateLimit(deps, "poll", deps.config.pollRate), async (req, res) => {
+    const query = parseTaskListQuery(req.query, context(res).userId!);
+    // One row more than the page: whether it exists decides next_cursor, so the last page says so.
+    const rows = await listTasks(deps.db, { ...query, limit: query.limit + 1 });
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    const next = rows.length > query.limit && last !== undefined ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null;
+    res.type("application/json").send(`{"data":[${page.map((task) => renderTask(task)).join(",")}],"next_cursor":${JSON.stringify(next)}}`);
+  });
   router.post("/api/v1/tasks/:id/cancel", authenticate(deps), rateLimit(deps, "submit", deps.config.submitRate), async (req, res) => {
     const id = req.params.id as string;
     if (!TASK_ID_PATTERN.test(id)) throw new ApiError(Err.TaskNotFound);
