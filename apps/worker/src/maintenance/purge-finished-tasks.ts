@@ -29,6 +29,8 @@ export interface PurgeOptions {
   /** Batches per run; a backlog drains over successive runs. Default 10. */
   maxBatches?: number;
   now?: Date;
+  /** Stops the run after the batch in hand (the benchmark's time limit). */
+  signal?: AbortSignal;
   /** Called after each batch (the benchmark's figures). */
   onBatch?: (batch: PurgeBatch) => void;
 }
@@ -58,7 +60,7 @@ export async function purgeFinishedTasks(deps: PurgeDeps, options: PurgeOptions 
   const cutoff = new Date(now.getTime() - deps.retention.taskDays * DAY_MS);
   const total: PurgeBatch = { tasks: 0, ledgerEntries: 0, carried: 0, dependents: 0, archiveKeys: [] };
   let from: ExpiredFrom = {};
-  for (let batch = 0; batch < maxBatches; batch++) {
+  for (let batch = 0; batch < maxBatches && options.signal?.aborted !== true; batch++) {
     const started = performance.now();
     const expired = await findExpiredTasks(deps.db, { cutoff, limit: batchSize, from });
     if (expired.length === 0) break;
