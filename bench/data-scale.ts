@@ -494,7 +494,9 @@ for (const name of Object.keys(loaded.callers))
   );
 lines.push(`\npoll CPU, empty: ${empty.poll.cpu}\npoll CPU, loaded: ${loaded.poll.cpu}`);
 for (const s of loaded.statements.filter((statement) => statement.caller.startsWith("list tasks")))
-  lines.push(`${s.caller}: ${s.ms.toFixed(3)} ms at ${TASKS.toLocaleString("en-US")} tasks (EXPLAIN ANALYZE), ${/Index Scan[^(]*/.exec(s.plan)?.[0]?.trim() ?? "NOT an index scan"}`);
+  lines.push(
+    `${s.caller}: ${s.ms.toFixed(3)} ms at ${TASKS.toLocaleString("en-US")} tasks (EXPLAIN ANALYZE), ${/Index Scan[^(]*/.exec(s.plan)?.[0]?.trim() ?? "NOT an index scan"}`,
+  );
 lines.push(`\n| table | rows | rows per task | total | heap | indexes | bytes per row | bytes per task |`, "|---|---|---|---|---|---|---|---|");
 for (const s of loaded.sizes)
   lines.push(

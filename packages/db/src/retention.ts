@@ -38,7 +38,12 @@ const expiredGuard = (cutoff: Date) => sql<boolean>`t.status = ANY(${CLOSED_STAT
 // batches removed stay until a vacuum, so a search from the oldest end would pass over every one
 // of them, more at each batch. From the last finishedAt taken (inclusive: ties at that instant may
 // remain), each search reads its own batch's entries and little else.
-const expiredBranch = (status: TaskStatus, cutoff: Date, limit: number, from: Date | undefined) => sql`(SELECT t.id, t.endpoint, t.status, t.updated_at AS "finishedAt" FROM tasks t
+const expiredBranch = (
+  status: TaskStatus,
+  cutoff: Date,
+  limit: number,
+  from: Date | undefined,
+) => sql`(SELECT t.id, t.endpoint, t.status, t.updated_at AS "finishedAt" FROM tasks t
     WHERE t.status = ${status} AND ${expiredGuard(cutoff)}${from === undefined ? sql`` : sql` AND t.updated_at >= ${from}`} ORDER BY t.updated_at LIMIT ${limit})`;
 
 /**
