@@ -51,6 +51,10 @@ const MAX_ROWS_REMOVED = 50_000;
 // Retention for the purge figure: of the 30 days loaded, the older half goes.
 const PURGE_DAYS = Number(process.env.PURGE_DAYS ?? 15);
 const PURGE_BASELINE_MS = quick ? 10_000 : 30_000;
+// PURGE_UNTIL (an ISO time): the purge stops there after the batch in hand, and the figures are of
+// what it removed by then (a run that must end by a given time).
+const PURGE_UNTIL = process.env.PURGE_UNTIL ? Date.parse(process.env.PURGE_UNTIL) : undefined;
+if (PURGE_UNTIL !== undefined && Number.isNaN(PURGE_UNTIL)) throw new Error(`PURGE_UNTIL is not a time: ${process.env.PURGE_UNTIL}`);
 const log = (message: string) => process.stdout.write(`[${new Date().toISOString()}] ${message}\n`);
 
 interface Statement {
@@ -90,6 +94,10 @@ interface PurgeMeasured {
   carried: number;
   /** The slowest batch (find + remove), ms. */
   slowestBatchMs: number;
+  /** The most tasks one batch removed (the batches grow within a time target). */
+  largestBatch: number;
+  /** Stopped at PURGE_UNTIL with expired tasks left. */
+  stopped: boolean;
   baseline: { p50: number; p99: number; count: number; submitted: number };
   during: { p50: number; p99: number; count: number; submitted: number };
   before: TableSize[];
@@ -112,6 +120,16 @@ interface Prepared {
   close(): Promise<void>;
 }
 
+// What a run has to remove (scratch databases, gateway processes, Redis keys, storage directories):
+// each prepared database's close, run by the normal end, by a failure, and by SIGINT or SIGTERM.
+const closers = new Set<() => Promise<void>>();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: removing the scratch databases, the gateway processes and the Redis keys`);
+    void Promise.allSettled([...closers].map((close) => close())).then(() => process.exit(130));
+  });
+}
+
 /** A scratch database loaded with `tasks` tasks, a gateway process polling it, and the statement runner. */
 async function prepare(label: string, tasks: number): Promise<Prepared> {
   log(`${label}: scratch database with ${tasks.toLocaleString("en-US")} tasks`);
@@ -125,15 +143,19 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
   const client = new pg.Client({ connectionString: database.url });
   const storage = createLocalStorage({ dir: storageDir, cdnUrl: "http://127.0.0.1/cdn" });
   let poller: Poller | undefined;
-  const close = async () => {
-    await poller?.stop();
-    await client.end().catch(() => undefined);
-    await db.$disconnect();
-    await deleteKeys(redis, prefix).catch(() => undefined);
-    redis.disconnect();
-    rmSync(storageDir, { recursive: true, force: true });
-    await database.drop();
-  };
+  let closing: Promise<void> | undefined;
+  // Once, whoever asks first (the run's end, or a signal during it): a second call waits for the first.
+  const close = () =>
+    (closing ??= (async () => {
+      await poller?.stop().catch(() => undefined);
+      await client.end().catch(() => undefined);
+      await db.$disconnect().catch(() => undefined);
+      await deleteKeys(redis, prefix).catch(() => undefined);
+      redis.disconnect();
+      rmSync(storageDir, { recursive: true, force: true });
+      await database.drop();
+    })());
+  closers.add(close);
   try {
     if (redis.status !== "ready") await once(redis, "ready");
     const user = await createUser(db, 1_000_000_000);
@@ -185,7 +207,7 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
       const explained: Measured["statements"] = [];
       for (const statement of captured) {
         const { plan, ms } = await explain(client, statement);
-        explained.push({ caller: statement.caller, sql: statement.sql, ms, plan, problems: planProblems(plan, big) });
+        explained.push({ caller: statement.caller, sql: statement.sql, ms, plan, problems: planProblems(statement.caller, plan, big) });
       }
       return { callers: times, statements: explained };
     };
@@ -201,17 +223,22 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         { db, storage, retention: { taskDays: PURGE_DAYS, archive: "off" } },
         {
           maxBatches: Number.MAX_SAFE_INTEGER,
+          ...(PURGE_UNTIL === undefined ? {} : { signal: AbortSignal.timeout(Math.max(0, PURGE_UNTIL - Date.now())) }),
           onBatch: (batch) => {
             const now = performance.now();
             batches.push({ ...batch, ms: now - batchStarted });
             batchStarted = now;
-            if (batches.length % 100 === 0) log(`    ${batches.length} batches, ${((now - started) / 1000).toFixed(0)} s`);
+            if (batches.length % 100 === 0) {
+              const removed = batches.reduce((sum, b) => sum + b.tasks, 0);
+              log(`    ${batches.length} batches, ${removed.toLocaleString("en-US")} tasks, ${((now - started) / 1000).toFixed(0)} s`);
+            }
           },
         },
       );
       const during = await poller!.during(purging);
       const result = await purging;
       const seconds = (performance.now() - started) / 1000;
+      const stopped = PURGE_UNTIL !== undefined && Date.now() >= PURGE_UNTIL;
       const after = await tableSizes(client, tasks);
       const vacuumStarted = performance.now();
       await client.query(`VACUUM ${LOADED_TABLES.map((table) => `"${table}"`).join(", ")}`);
@@ -224,7 +251,9 @@ async function prepare(label: string, tasks: number): Promise<Prepared> {
         tasks: result.tasks,
         rows: result.tasks + result.ledgerEntries + result.dependents - result.carried,
         carried: result.carried,
-        slowestBatchMs: Math.max(0, ...batches.map((batch) => batch.ms)),
+        slowestBatchMs: batches.reduce((max, batch) => Math.max(max, batch.ms), 0),
+        largestBatch: batches.reduce((max, batch) => Math.max(max, batch.tasks), 0),
+        stopped,
         baseline: latencies(baseline),
         during: latencies(during),
         before,
@@ -379,9 +408,13 @@ async function explain(client: pg.Client, statement: Statement): Promise<{ plan:
   }
 }
 
-/** A sequential scan of a big table, or a node that read and threw away more than MAX_ROWS_REMOVED rows. */
-function planProblems(plan: string, big: Set<string>): string[] {
+/**
+ * A sequential scan of a big table, a node that read and threw away more than MAX_ROWS_REMOVED
+ * rows, or a task listing not read in order from its (user_id, created_at, id) index.
+ */
+function planProblems(caller: string, plan: string, big: Set<string>): string[] {
   const problems: string[] = [];
+  if (caller.startsWith("list tasks") && !/Index Scan (Backward )?using tasks_user_id_created_at_id_idx/.test(plan)) problems.push("listing not an index scan");
   for (const match of plan.matchAll(/Seq Scan on "?(\w+)"?/g)) if (big.has(match[1]!)) problems.push(`Seq Scan on ${match[1]}`);
   for (const match of plan.matchAll(/Rows Removed by (Filter|Index Recheck): (\d+)/g)) {
     if (Number(match[2]) > MAX_ROWS_REMOVED) problems.push(`${match[2]} rows removed by ${match[1]!.toLowerCase()}`);
@@ -459,6 +492,10 @@ for (const name of Object.keys(loaded.callers))
     `| ${name} (whole run, median) | ${empty.callers[name]!.toFixed(2)} ms | ${loaded.callers[name]!.toFixed(2)} ms | ${(loaded.callers[name]! / empty.callers[name]!).toFixed(2)} |`,
   );
 lines.push(`\npoll CPU, empty: ${empty.poll.cpu}\npoll CPU, loaded: ${loaded.poll.cpu}`);
+for (const s of loaded.statements.filter((statement) => statement.caller.startsWith("list tasks")))
+  lines.push(
+    `${s.caller}: ${s.ms.toFixed(3)} ms at ${TASKS.toLocaleString("en-US")} tasks (EXPLAIN ANALYZE), ${/Index Scan[^(]*/.exec(s.plan)?.[0]?.trim() ?? "NOT an index scan"}`,
+  );
 lines.push(`\n| table | rows | rows per task | total | heap | indexes | bytes per row | bytes per task |`, "|---|---|---|---|---|---|---|---|");
 for (const s of loaded.sizes)
   lines.push(
@@ -468,7 +505,7 @@ const totalPerTask = loaded.sizes.reduce((sum, s) => sum + s.bytesPerTask, 0);
 lines.push(`| all | | | ${mb(loaded.sizes.reduce((sum, s) => sum + s.totalBytes, 0))} | | | | ${totalPerTask.toFixed(0)} |`);
 const p = purged;
 lines.push(
-  `\nTask retention (TASK_RETENTION_DAYS=${p.retentionDays} of ${DATA_MIX.spanDays} days loaded, ${TASKS.toLocaleString("en-US")} tasks): ${p.tasks.toLocaleString("en-US")} tasks and ${p.rows.toLocaleString("en-US")} rows in all removed in ${p.seconds.toFixed(1)} s (${p.batches} batches of up to 1,000 tasks, slowest ${p.slowestBatchMs.toFixed(0)} ms): **${(p.tasks / p.seconds).toFixed(0)} tasks/s, ${(p.rows / p.seconds).toFixed(0)} rows/s**; ${p.carried} carry-forward rows written (each replacing the user's last)`,
+  `\nTask retention (TASK_RETENTION_DAYS=${p.retentionDays} of ${DATA_MIX.spanDays} days loaded, ${TASKS.toLocaleString("en-US")} tasks): ${p.tasks.toLocaleString("en-US")} tasks and ${p.rows.toLocaleString("en-US")} rows in all removed in ${p.seconds.toFixed(1)} s (${p.batches} batches of up to ${p.largestBatch.toLocaleString("en-US")} tasks, slowest ${p.slowestBatchMs.toFixed(0)} ms): **${(p.tasks / p.seconds).toFixed(0)} tasks/s, ${(p.rows / p.seconds).toFixed(0)} rows/s**; ${p.carried} carry-forward rows written (each replacing the user's last)${p.stopped ? `; STOPPED at PURGE_UNTIL (${process.env.PURGE_UNTIL}) with expired tasks left` : ""}`,
 );
 lines.push(`\n| polls through the gateway (${POLL_LANES} at a time, submissions one at a time) | polls | p50 | p99 | submissions |`, "|---|---|---|---|---|");
 for (const [name, run] of [

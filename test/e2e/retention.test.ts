@@ -219,6 +219,19 @@ describe("TASK_RETENTION_DAYS", () => {
     expect((await rowCounts(ids)).tasks).toBe(0);
   });
 
+  test("one run's batches go on from where the last stopped, also past tasks that finished at the same instant", async () => {
+    const ids = await finishedTasks(5);
+    await db().$sql.query(`UPDATE tasks SET updated_at = now() - interval '40 days' WHERE id = ANY($1)`, [ids]);
+    const batches: PurgeBatch[] = [];
+    const run = await purgeFinishedTasks(
+      { db: db(), storage, retention: { taskDays: 30, archive: "off" } },
+      { batchSize: 2, maxBatches: 5, onBatch: (b) => batches.push(b) },
+    );
+    expect(batches.map((b) => b.tasks)).toEqual([2, 2, 1]);
+    expect(run.tasks).toBe(5);
+    expect((await rowCounts(ids)).tasks).toBe(0);
+  });
+
   test("a failed archive write removes nothing: rows, ledger and media stay for the next run", async () => {
     const ids = await finishedTasks(3);
     await age(ids, 40);

@@ -69,7 +69,17 @@ export {
   type TaskForBody,
 } from "./webhook-deliveries/index.ts";
 export { findTasksByRequestId, listUserTasks } from "./task-lookups.ts";
-export { findExpiredTasks, readTaskRecords, removeTasks, findFinishedTasksAfter, type ExpiredTask, type RemovedTasks, type TaskPosition } from "./retention.ts";
+export {
+  findExpiredTasks,
+  nextExpiredFrom,
+  readTaskRecords,
+  removeTasks,
+  findFinishedTasksAfter,
+  type ExpiredFrom,
+  type ExpiredTask,
+  type RemovedTasks,
+  type TaskPosition,
+} from "./retention.ts";
 export { readMark, advanceMark } from "./maintenance-marks.ts";
 export { gatherBatches } from "./gather-batches.ts";
 export { serialLanes } from "./serial-lanes.ts";

@@ -12,9 +12,13 @@ import type { Queryable } from "./queryable.ts";
 export interface ExpiredTask {
   id: string;
   endpoint: Endpoint;
+  status: TaskStatus;
   /** When it finished (or was discarded): its updated_at. */
   finishedAt: Date;
 }
+
+/** Where each status's search starts: the finishedAt of the last task an earlier batch of the same run took. */
+export type ExpiredFrom = Partial<Record<TaskStatus, Date>>;
 
 // Discarded tasks (60002) stay queued: they are closed, and go too; a queued task that was not
 // discarded is still open and is kept whatever its age.
@@ -28,23 +32,46 @@ const expiredGuard = (cutoff: Date) => sql<boolean>`t.status = ANY(${CLOSED_STAT
     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.task_id = t.id AND d.status = ANY(${OPEN_DELIVERY_STATUSES}::text[]))`;
 
 // One status per branch, each in updated_at order: a range of the (status, updated_at) index read
-// from its oldest end and stopped at the limit. A status list in one scan cannot be read in order,
-// and without an order the planner may read the heap from its start instead (the oldest rows,
-// which earlier batches removed: every batch would pass over more dead space than the last).
-const expiredBranch = (status: TaskStatus, cutoff: Date, limit: number) => sql`(SELECT t.id, t.endpoint, t.updated_at AS "finishedAt" FROM tasks t
-    WHERE t.status = ${status} AND ${expiredGuard(cutoff)} ORDER BY t.updated_at LIMIT ${limit})`;
+// from its oldest end (or from where the run's previous batch stopped) and stopped at the limit. A
+// status list in one scan cannot be read in order, and without an order the planner may read the
+// heap from its start instead. The start matters as much: the index entries of the rows earlier
+// batches removed stay until a vacuum, so a search from the oldest end would pass over every one
+// of them, more at each batch. From the last finishedAt taken (inclusive: ties at that instant may
+// remain), each search reads its own batch's entries and little else.
+const expiredBranch = (
+  status: TaskStatus,
+  cutoff: Date,
+  limit: number,
+  from: Date | undefined,
+) => sql`(SELECT t.id, t.endpoint, t.status, t.updated_at AS "finishedAt" FROM tasks t
+    WHERE t.status = ${status} AND ${expiredGuard(cutoff)}${from === undefined ? sql`` : sql` AND t.updated_at >= ${from}`} ORDER BY t.updated_at LIMIT ${limit})`;
 
 /**
  * Up to `limit` closed tasks that finished before `cutoff` and whose webhook is not waiting for an
- * attempt, oldest first within each status (completed, then failed, then discarded).
+ * attempt, oldest first within each status (completed, then failed, then discarded); with `from`,
+ * each status's search starts there (see `nextExpiredFrom`).
  */
-export async function findExpiredTasks(db: Queryable, options: { cutoff: Date; limit: number }): Promise<ExpiredTask[]> {
-  const { cutoff, limit } = options;
+export async function findExpiredTasks(db: Queryable, options: { cutoff: Date; limit: number; from?: ExpiredFrom }): Promise<ExpiredTask[]> {
+  const { cutoff, limit, from = {} } = options;
   const { rows } = await sql<ExpiredTask>`${sql.join(
-    CLOSED_STATUSES.map((status) => expiredBranch(status, cutoff, limit)),
+    CLOSED_STATUSES.map((status) => expiredBranch(status, cutoff, limit, from[status])),
     sql` UNION ALL `,
   )} LIMIT ${limit}`.execute(db.$kysely);
   return rows;
+}
+
+/**
+ * Where the next search of the same run starts, given the batch just taken: each status's latest
+ * finishedAt less a millisecond (a Date holds milliseconds, updated_at microseconds).
+ */
+export function nextExpiredFrom(from: ExpiredFrom, batch: readonly ExpiredTask[]): ExpiredFrom {
+  const next = { ...from };
+  for (const task of batch) {
+    const start = new Date(task.finishedAt.getTime() - 1);
+    const last = next[task.status];
+    if (last === undefined || start > last) next[task.status] = start;
+  }
+  return next;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { MEDIA_ENDPOINTS, type Endpoint } from "@gen/domain";
 import type { Storage } from "@gen/storage";
 
-// An S3 backend answers each prefix with a listing and a delete (two requests per task): a few at
-// a time keep a batch short without a burst of hundreds of requests.
-const CONCURRENCY = 8;
+// An S3 backend answers each prefix with a listing and a delete (two requests per task), the local
+// one with a directory removal on libuv's thread pool: 32 at a time keep a batch of thousands of
+// tasks short without a burst of hundreds of requests (the AWS SDK's own socket limit is 50).
+const CONCURRENCY = 32;
 
 /** The storage prefix of a task's media (store-outputs writes `tasks/<id>/<n>.<ext>`). */
 const taskMediaPrefix = (taskId: string) => `tasks/${taskId}/`;
