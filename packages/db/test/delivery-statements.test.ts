@@ -67,12 +67,17 @@ async function bodyOf(taskId: string) {
   return Object.fromEntries(TASK_FOR_BODY_COLUMNS.map((column) => [column, task[column]]));
 }
 
+/** What a claim answers for the task: who asked, the submission's request id, the body's columns. */
+async function claimOf(taskId: string, requestedBy: string | null) {
+  return { requestedBy, requestId: (await findTask(db, taskId))!.requestId, task: await bodyOf(taskId) };
+}
+
 test("a claim returns the task's body columns as Prisma reads them, and opens the attempt", async () => {
   const taskId = await deliveryOf({ status: "pending" });
   const now = new Date();
   const attemptId = newDeliveryId();
   const claimed = await claimOne(taskId, 1, attemptId, now);
-  expect(claimed).toEqual({ requestedBy: null, task: await bodyOf(taskId) });
+  expect(claimed).toEqual(await claimOf(taskId, null));
   expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
     status: "in_progress",
     attempts: 1,
@@ -280,8 +285,8 @@ test("batched claims: each row's conditions, one of two claims of the same attem
   ];
   const answers = await claimAttemptRows(db, requests);
   expect(answers.slice(0, 2).filter((answer) => answer !== undefined)).toHaveLength(1);
-  expect(answers[2]).toEqual({ requestedBy: null, task: await bodyOf(waiting) });
-  expect(answers[3]).toEqual({ requestedBy: "op@example.com", task: await bodyOf(manual) });
+  expect(answers[2]).toEqual(await claimOf(waiting, null));
+  expect(answers[3]).toEqual(await claimOf(manual, "op@example.com"));
   expect(answers.slice(4)).toEqual([undefined, undefined]);
   const winner = requests[answers[0] ? 0 : 1]!;
   expect((await listAttempts(db, pending)).map((attempt) => attempt.id)).toEqual([winner.id]);

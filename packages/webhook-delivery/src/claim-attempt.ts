@@ -9,6 +9,8 @@ export interface ClaimedAttempt {
   startedAt: Date;
   /** The operator who asked for this attempt (a manual redelivery); null for a scheduled one. */
   requestedBy: string | null;
+  /** The request id of the task's submission, named by the attempt's log lines. */
+  requestId: string | null;
   /** The task as the claim read it, to render the body from. */
   task: TaskForBody;
 }
@@ -22,5 +24,5 @@ export interface ClaimedAttempt {
 export async function claimAttempt(db: Database, taskId: string, attempt: number, now: Date): Promise<ClaimedAttempt | null> {
   const id = newDeliveryId();
   const claimed = await claimRow(db, { taskId, attempt, id, now });
-  return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy, task: claimed.task } : null;
+  return claimed ? { id, startedAt: now, requestedBy: claimed.requestedBy, requestId: claimed.requestId, task: claimed.task } : null;
 }

@@ -125,13 +125,15 @@ async function recordResult(deps: DeliveryDeps, open: OpenAttempt, claim: Claime
   // lag behind task completion, which an operator's redelivery hours later would distort.
   const dispatchSeconds = result.status === null || open.manual ? undefined : (finishedAt.getTime() - open.taskFinishedAt.getTime()) / 1000;
   recordWebhookAttempt(deps.metrics, outcomeLabel(result), dispatchSeconds);
-  logResult(deps, open, claim.requestedBy, result, next);
+  logResult(deps, open, claim, result, next);
 }
 
-function logResult(deps: DeliveryDeps, open: OpenAttempt, requestedBy: string | null, result: AttemptResult, next: AfterAttempt): void {
+function logResult(deps: DeliveryDeps, open: OpenAttempt, claim: ClaimedAttempt, result: AttemptResult, next: AfterAttempt): void {
+  const { requestedBy } = claim;
   // Never the URL: callers put secrets in it.
   const fields = {
     task_id: open.taskId,
+    request_id: claim.requestId,
     attempt: open.attempt,
     delivery_id: open.attemptId,
     outcome: outcomeLabel(result),

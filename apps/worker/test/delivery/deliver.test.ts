@@ -1,3 +1,4 @@
+import type { Logger } from "@gen/logger";
 import { createMetrics, renderMetrics } from "@gen/metrics";
 import { renderTask } from "@gen/task-render";
 import { webhookJobId } from "@gen/queues";
@@ -9,11 +10,15 @@ import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
 let fx: DeliveryFixture;
 let receiver: WebhookReceiver;
 const metrics = createMetrics({ defaultMetrics: false });
+// Every line the worker logs, at every level, to check what each names.
+const lines: { message: string; fields: Record<string, unknown> }[] = [];
+const record = (message: string, fields: Record<string, unknown> = {}) => void lines.push({ message, fields });
+const logger = { info: record, debug: record, warn: record, error: record, child: () => logger } as unknown as Logger;
 
 beforeAll(async () => {
   fx = await createDeliveryFixture({ timeoutMs: 2_000, retryDelayMs: 400, finalAttemptMs: 6_600 });
   receiver = await startWebhookReceiver(fx.cert);
-  fx.startWorker({ metrics });
+  fx.startWorker({ metrics, logger });
 });
 afterAll(async () => {
   await fx.close();
@@ -165,6 +170,15 @@ test("deliveries to many tasks run concurrently", async () => {
   await Promise.all(ids.map((id) => fx.handOff(id)));
   await fx.waitFor(async () => (await prismaOf(fx.db).webhookDelivery.count({ where: { taskId: { in: ids }, status: "delivered" } })) === ids.length);
   for (const id of ids) expect(requestsFor(id)).toHaveLength(1);
+});
+
+test("an attempt's log line names the task and the request id of its submission", async () => {
+  const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
+  await fx.handOff(taskId);
+  await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
+  const line = lines.find((entry) => entry.message === "webhook delivered" && entry.fields.task_id === taskId);
+  expect(line?.fields).toMatchObject({ task_id: taskId, request_id: (await fx.task(taskId)).requestId, outcome: "delivered" });
+  expect(line?.fields.request_id).toEqual(expect.stringMatching(/^req_/));
 });
 
 test("recorded attempts are counted in the worker's metrics", async () => {

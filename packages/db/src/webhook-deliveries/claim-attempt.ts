@@ -47,14 +47,15 @@ claimed AS (
   RETURNING r.ord, r.id AS attempt_id, r.attempt, r.now, d.redelivery_requested_by,
             t.id, t.model, t.status, t.created_at AS "createdAt", t.output, t.error_code AS "errorCode", t.error_message AS "errorMessage",
             t.charged_credits AS "chargedCredits", t.reserved_credits AS "reservedCredits", t.refunded_credits AS "refundedCredits",
-            t.billing_method AS "billingMethod", t.tokens_input AS "tokensInput", t.tokens_output AS "tokensOutput"
+            t.billing_method AS "billingMethod", t.tokens_input AS "tokensInput", t.tokens_output AS "tokensOutput",
+            t.request_id AS "requestId"
 ),
 opened AS (
   INSERT INTO webhook_attempts (id, task_id, attempt_no, started_at, requested_by)
   SELECT attempt_id, id, attempt, now, redelivery_requested_by FROM claimed
   RETURNING id, requested_by
 )
-SELECT (claimed.ord - 1)::int AS ord, opened.requested_by AS "requestedBy", claimed.id, claimed.model, claimed.status, claimed."createdAt", claimed.output,
+SELECT (claimed.ord - 1)::int AS ord, opened.requested_by AS "requestedBy", claimed."requestId", claimed.id, claimed.model, claimed.status, claimed."createdAt", claimed.output,
        claimed."errorCode", claimed."errorMessage", claimed."chargedCredits", claimed."reservedCredits", claimed."refundedCredits",
        claimed."billingMethod", claimed."tokensInput", claimed."tokensOutput"
 FROM claimed JOIN opened ON opened.id = claimed.attempt_id`;
@@ -69,13 +70,14 @@ export interface ClaimRequest {
 
 /**
  * The claims of many attempts in one statement: per request, in order, the operator who asked for
- * the attempt (null: a scheduled one) and the task, or undefined when nothing was claimed.
+ * the attempt (null: a scheduled one), the submission's request id (for the attempt's log lines) and
+ * the task, or undefined when nothing was claimed.
  */
 export async function claimAttemptRows(
   db: Database,
   items: readonly ClaimRequest[],
-): Promise<({ requestedBy: string | null; task: TaskForBody } | undefined)[]> {
-  const rows = await runBatched<TaskForBody & { ord: number; requestedBy: string | null }>(
+): Promise<({ requestedBy: string | null; requestId: string | null; task: TaskForBody } | undefined)[]> {
+  const rows = await runBatched<TaskForBody & { ord: number; requestedBy: string | null; requestId: string | null }>(
     db,
     CLAIMS,
     [
@@ -91,7 +93,7 @@ export async function claimAttemptRows(
   );
   return rows.map((row) => {
     if (!row) return undefined;
-    const { requestedBy, ...task } = row;
-    return { requestedBy, task };
+    const { requestedBy, requestId, ...task } = row;
+    return { requestedBy, requestId, task };
   });
 }
