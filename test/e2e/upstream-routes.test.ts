@@ -60,6 +60,7 @@ test("a failed task keeps the provider's cause for the operator; the API shows o
   expect(task.error).toEqual({ code: 80007, message: "Upstream rejected the input as invalid" });
   const stored = await row(submitted.body.id);
   expect(stored.failureCause).toEqual({
+    step: "submit",
     provider: "http",
     upstreamModel: "upstream-image-1",
     status: 400,

@@ -274,7 +274,14 @@ test("outputs that cannot be stored fail 80005 with the step and the storage or 
   const stored = await task({ endpoint: "images", model: "routed-image", input: { prompt: "a lighthouse" } });
   const warnings: { message: string; fields: Record<string, unknown> }[] = [];
   const quiet = () => {};
-  const logger = { debug: quiet, info: quiet, error: quiet, warn: (message: string, fields: Record<string, unknown>) => warnings.push({ message, fields }) };
+  const logger = {
+    debug: quiet,
+    info: quiet,
+    error: quiet,
+    warn: (message: string, fields: Record<string, unknown>) => warnings.push({ message, fields }),
+    // The step logs through a child that names the task and its request.
+    child: () => logger,
+  };
   expect(await generationStep(deps(full.registry, {}, { storage, logger } as unknown as Partial<GenerationDeps>), stored)).toBeUndefined();
   const failed = await row(stored);
   expect(failed).toMatchObject({
