@@ -40,15 +40,18 @@ function rawRequest(requestLine: string): Promise<{ head: string; body: string }
   });
 }
 
-test.each(["GET http://[::1/api/v1/account HTTP/1.1", "POST http://[/api/v1/images/generations HTTP/1.1"])(
-  "%s is 404 with 40002 and a request id",
-  async (line) => {
-    const { head, body } = await rawRequest(line);
-    expect(head).toMatch(/^HTTP\/1\.1 404 /);
-    const requestId = /^x-request-id: (req_[0-9a-f]{24})$/im.exec(head)?.[1];
-    expect(JSON.parse(body)).toEqual({ error: { code: 40002, message: expect.any(String), request_id: requestId } });
-  },
-);
+// A poll path with broken percent-encoding fails at the first route's match, before any middleware.
+test.each([
+  "GET http://[::1/api/v1/account HTTP/1.1",
+  "POST http://[/api/v1/images/generations HTTP/1.1",
+  "GET /api/v1/tasks/%zz HTTP/1.1",
+  "GET /api/v1/tasks/task_%ff%fe HTTP/1.1",
+])("%s is 404 with 40002 and a request id", async (line) => {
+  const { head, body } = await rawRequest(line);
+  expect(head).toMatch(/^HTTP\/1\.1 404 /);
+  const requestId = /^x-request-id: (req_[0-9a-f]{24})$/im.exec(head)?.[1];
+  expect(JSON.parse(body)).toEqual({ error: { code: 40002, message: expect.any(String), request_id: requestId } });
+});
 
 test("an absolute form with a valid host still reaches its route", async () => {
   const { head, body } = await rawRequest("GET http://gateway.example/api/v1/account HTTP/1.1");

@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from "@gen/db";
 import { ApiError, Err } from "@gen/errors";
 import type { Logger } from "@gen/logger";
 import { context, pathOf } from "./request-context.ts";
+import { assignRequestId } from "./request-id.ts";
 import { sendError } from "./send-error.ts";
 
 /** Maps every thrown error through the catalog. Internal details go to the log, never to the client. */
@@ -12,6 +13,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    assignRequestId(res);
     if (error instanceof ApiError) return sendError(res, error);
     if (isDatabaseUnavailable(error)) {
       logger.warn("database unavailable", { request_id: context(res).requestId, task_id: context(res).taskId, err: String(error) });
