@@ -27,8 +27,9 @@ export function createGenerationWorker(given: GenerationDeps, connection: Redis)
     // Each step runs under the trace of the request that submitted its task (when tracing).
     telemetry: queueTelemetry(),
   });
+  // The step has logged the failure already, naming the task and its request (process-generation.ts).
   worker.on("failed", (job, error) =>
-    deps.logger.warn("generation job failed; BullMQ retries it", { task_id: job?.data.taskId, attempt: job?.attemptsMade, err: error }),
+    deps.logger.debug("generation job failed; BullMQ retries it", { task_id: job?.data.taskId, attempt: job?.attemptsMade, err: error }),
   );
   worker.on("error", (error) => deps.logger.error("generation worker error", { err: error }));
   return worker;

@@ -82,10 +82,23 @@ export function generationStep(deps: GenerationDeps, taskId: string, first = fal
 async function step(given: GenerationDeps, taskId: string, first: boolean): Promise<NextStep | undefined> {
   // A job naming no possible task (a stray or forged job) ends here, not in a database error retried five times.
   if (typeof taskId !== "string" || !TASK_ID_PATTERN.test(taskId)) return undefined;
-  const loaded = await loadTask(given, taskId, first);
+  const loaded = await loadTask(given, taskId, first).catch((error: unknown) => {
+    // The task is unknown yet, so is its request: this line names what the job names.
+    given.logger.warn("generation step could not read its task; BullMQ retries the job", { task_id: taskId, err: error });
+    throw error;
+  });
   if (!loaded || loaded.discardedAt) return undefined;
   // Every line of the step names the task and the request that submitted it.
   const deps: GenerationDeps = { ...given, logger: given.logger.child({ task_id: loaded.id, request_id: loaded.requestId }) };
+  try {
+    return await stepOn(deps, loaded);
+  } catch (error) {
+    deps.logger.warn("generation step failed; BullMQ retries the job", { err: error });
+    throw error;
+  }
+}
+
+async function stepOn(deps: GenerationDeps, loaded: Task): Promise<NextStep | undefined> {
   annotateSpan({ "gen.request_id": loaded.requestId, "gen.model": loaded.model, "gen.status": loaded.status });
   if (isTerminalTask(loaded.status)) {
     await cancelUpstreamOfCanceled(deps, loaded);
