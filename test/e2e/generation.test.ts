@@ -5,7 +5,9 @@ let stack: Stack;
 let user: { userId: string; auth: string };
 
 beforeAll(async () => {
-  stack = await startStack({ GENERATION_TIMEOUT_MS: "1500" });
+  // The submit retry budget ends well before the cap, so an outage at submit fails 80001 and never
+  // races the cap (80002) at the last retry.
+  stack = await startStack({ GENERATION_TIMEOUT_MS: "1500", UPSTREAM_SUBMIT_RETRY_MS: "300" });
   stack.startWorker();
   user = await stack.user();
 });

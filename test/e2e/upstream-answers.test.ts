@@ -7,7 +7,9 @@ let stack: Stack;
 let user: { userId: string; auth: string };
 
 beforeAll(async () => {
-  stack = await startStack({ GENERATION_TIMEOUT_MS: "3000" });
+  // The submit retry budget ends well before the cap: a refused submit answer fails 80001 and never
+  // races the cap (80002) at the last retry.
+  stack = await startStack({ GENERATION_TIMEOUT_MS: "3000", UPSTREAM_SUBMIT_RETRY_MS: "500" });
   stack.startWorker();
   user = await stack.user();
 });
