@@ -22,6 +22,13 @@ const call = (method: string, path: string, auth: string, body?: unknown) => cal
 /** Request log lines of API calls made by the children (each names its pid). */
 const apiLines = () => logLines.filter((line) => line.message === "request" && String(line.path).startsWith("/api/v1/"));
 
+/** How many of `lines` each child (pid) wrote. */
+function pidCounts(lines: Record<string, unknown>[]): Map<unknown, number> {
+  const perPid = new Map<unknown, number>();
+  for (const line of lines) perPid.set(line.pid, (perPid.get(line.pid) ?? 0) + 1);
+  return perPid;
+}
+
 beforeAll(async () => {
   database = await createScratchDatabase();
   stack = await startFaultStack({
@@ -43,14 +50,19 @@ test("revoke-key with Redis out of the CLI's reach: the next request on either g
   const submission = { model: "sim-image-1", prompt: "a lighthouse", size: "256x256" };
   const task = await call("POST", "/api/v1/images/generations", auth, submission);
   expect(task.status).toBe(202);
-  // Warm the key in both children's caches: every process has answered it at least twice.
-  const warm = await Promise.all(Array.from({ length: REQUESTS }, () => call("GET", `/api/v1/tasks/${task.body.id}`, auth)));
-  expect(warm.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
-  await until(async () => apiLines().length >= REQUESTS + 1, 20_000, "the warm-up's log lines");
-  const perPid = new Map<unknown, number>();
-  for (const line of apiLines()) perPid.set(line.pid, (perPid.get(line.pid) ?? 0) + 1);
-  expect(perPid.size).toBe(2);
-  expect(Math.min(...perPid.values())).toBeGreaterThanOrEqual(2);
+  // Warm the key in both children's caches: every process has answered it at least twice. The
+  // cluster's round robin skips a child still busy with its last connection, so on a loaded machine
+  // one round of requests can go nearly all to one child: rounds go on until both have answered.
+  await until(
+    async () => {
+      const warm = await Promise.all(Array.from({ length: REQUESTS }, () => call("GET", `/api/v1/tasks/${task.body.id}`, auth)));
+      expect(warm.map((r) => r.status)).toEqual(Array(REQUESTS).fill(200));
+      const perPid = pidCounts(apiLines());
+      return perPid.size === 2 && Math.min(...perPid.values()) >= 2;
+    },
+    30_000,
+    "both children answering the key",
+  );
 
   // The CLI cannot reach Redis; the gateways can.
   const redisAway = `redis://127.0.0.1:${await closedPort()}`;
@@ -62,26 +74,25 @@ test("revoke-key with Redis out of the CLI's reach: the next request on either g
   );
   const before = await snapshot(stack.db, userId);
 
+  // Every request after the revocation is refused, by both processes (rounds until both have answered).
   const seen = apiLines().length;
-  const after = await Promise.all(
-    Array.from({ length: REQUESTS }, (_, i) =>
-      i % 3 === 0
-        ? call("POST", "/api/v1/images/generations", auth, submission)
-        : i % 3 === 1
-          ? call("GET", `/api/v1/tasks/${task.body.id}`, auth)
-          : call("GET", "/api/v1/account", auth),
-    ),
+  await until(
+    async () => {
+      const after = await Promise.all(
+        Array.from({ length: REQUESTS }, (_, i) =>
+          i % 3 === 0
+            ? call("POST", "/api/v1/images/generations", auth, submission)
+            : i % 3 === 1
+              ? call("GET", `/api/v1/tasks/${task.body.id}`, auth)
+              : call("GET", "/api/v1/account", auth),
+        ),
+      );
+      expect(after.map((r) => [r.status, r.body.error?.code])).toEqual(Array(REQUESTS).fill([401, 10004]));
+      return pidCounts(apiLines().slice(seen)).size === 2;
+    },
+    30_000,
+    "both children refusing the key",
   );
-  expect(after.map((r) => [r.status, r.body.error?.code])).toEqual(Array(REQUESTS).fill([401, 10004]));
-  await until(async () => apiLines().length >= seen + REQUESTS, 20_000, "the refused requests' log lines");
-  // Both processes refused it.
-  expect(
-    new Set(
-      apiLines()
-        .slice(seen)
-        .map((line) => line.pid),
-    ).size,
-  ).toBe(2);
   expect(await snapshot(stack.db, userId)).toEqual(before);
   // The CLI needs no Redis to revoke: it succeeds and says nothing more.
   expect(cli).toEqual({ code: 0, stdout: '{"revoked":true}\n', stderr: "" });
