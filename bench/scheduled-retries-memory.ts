@@ -56,7 +56,7 @@ export async function scheduledRetriesMemory(ctx: BenchContext): Promise<Figure[
       unit: "MB",
       target: "< 200 MB",
       pass: rss < 200 * 1024 * 1024,
-      note: `RSS of a worker process (main.ts) 8 s after start`,
+      note: `RSS of a worker process 8 s after start`,
     },
     {
       name: "Redis memory per scheduled retry",

@@ -1,13 +1,13 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import ts from "typescript";
 import { createDatabase, type Database } from "@gen/db";
 import { createUser } from "../../apps/gateway/test/support/test-gateway.ts";
 import { closedPort } from "../../packages/webhook-sender/test/helpers/receiver.ts";
+import { loopbackDnsModule } from "../faults/support/app-process.ts";
 import { canBind443, startHookReceiver, type HookReceiver } from "../faults/support/hook-receiver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
 import { deletePrefixAt } from "../support/redis-keys.ts";
@@ -19,7 +19,6 @@ import { testPrefix } from "../support/run-scope.ts";
 // (a prefix of their own): submit → generation → webhook to a loopback receiver → poll → SIGTERM.
 const run = promisify(execFile);
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const LOOPBACK_DNS = path.join(REPO_ROOT, "test/faults/support/loopback-dns.ts");
 // Root devDependencies, and what tests and builds use: none may reach a production directory.
 const DEV_ONLY = [
   "typescript",
@@ -58,7 +57,9 @@ function installedPackages(dir: string): string[] {
 }
 
 async function startApp(name: "gateway" | "worker"): Promise<App> {
-  const child = spawn(process.execPath, ["--import", path.join(tmp, "loopback-dns.mjs"), "dist/main.js"], {
+  // The test's name mapping (names → loopback, never real DNS) as plain JavaScript: nothing that
+  // compiles TypeScript may run inside the production processes.
+  const child = spawn(process.execPath, ["--import", loopbackDnsModule(), "dist/main.js"], {
     cwd: path.join(tmp, name),
     env,
     stdio: ["ignore", "pipe", "pipe", "ipc"],
@@ -88,12 +89,6 @@ beforeAll(async () => {
   // Sequential: two pnpm deploys at once would share the store's temporary files.
   for (const app of ["gateway", "worker"])
     await run("bash", ["scripts/deploy-app.sh", app, path.join(tmp, app)], { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: "" } });
-  // The test's name mapping (names → loopback, never real DNS) as plain JavaScript: nothing that
-  // compiles TypeScript may run inside the production processes.
-  const dns = ts.transpileModule(readFileSync(LOOPBACK_DNS, "utf8"), {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
-  });
-  writeFileSync(path.join(tmp, "loopback-dns.mjs"), dns.outputText);
 
   database = await createScratchDatabase();
   db = createDatabase(database.url);
