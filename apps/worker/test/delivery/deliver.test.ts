@@ -5,7 +5,7 @@ import { webhookJobId } from "@gen/queues";
 import { headerNames } from "../../../../packages/webhook-sender/test/helpers/senders.ts";
 import { createDeliveryFixture, hookUrl, ISO_MS, HOST, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { updateRows, countRows } from "../../../../test/support/db-rows.ts";
+import { countRows, updateRows } from "../../../../test/support/db-rows.ts";
 
 let fx: DeliveryFixture;
 let receiver: WebhookReceiver;

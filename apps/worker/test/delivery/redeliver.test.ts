@@ -4,7 +4,7 @@ import { renderTask } from "@gen/task-render";
 import { enqueueWebhookAttempt, requestRedelivery } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { insertRow, updateRows, deleteRows } from "../../../../test/support/db-rows.ts";
+import { deleteRows, insertRow, updateRows } from "../../../../test/support/db-rows.ts";
 
 const RETRY_MS = 200;
 const FINAL_MS = 4_400;
