@@ -47,19 +47,24 @@ function camelRow<T extends Table>(row: Record<string, unknown>): RowOf<T> {
   return Object.fromEntries(Object.entries(row).map(([column, v]) => [camel(column), v])) as RowOf<T>;
 }
 
-/** Inserts rows in one statement and returns them; a column some rows leave out takes its default in those. */
+// PostgreSQL's limit on a statement's parameters.
+const MAX_PARAMETERS = 65_535;
+
+/** Inserts rows and returns them, as few statements as the parameter limit allows; a column some rows leave out takes its default in those. */
 export async function insertRows<T extends Table>(db: Queryable, table: T, rows: readonly NewRow<T>[]): Promise<RowOf<T>[]> {
-  if (rows.length === 0) return [];
   const keys = [...new Set(rows.flatMap((row) => given(row).map(([key]) => key)))];
-  const tuples = rows.map((row) => {
-    const values = new Map(given(row));
-    return sql`(${sql.join(keys.map((key) => (values.has(key) ? sql`${value(snake(key), values.get(key))}` : sql`DEFAULT`)))})`;
-  });
   const columns = sql.join(keys.map((key) => sql.ref(snake(key))));
-  const { rows: inserted } = await sql<Record<string, unknown>>`INSERT INTO ${sql.table(table)} (${columns}) VALUES ${sql.join(tuples)} RETURNING *`.execute(
-    db.$kysely,
-  );
-  return inserted.map((row) => camelRow<T>(row));
+  const perStatement = Math.floor(MAX_PARAMETERS / Math.max(keys.length, 1));
+  const inserted: RowOf<T>[] = [];
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const tuples = rows.slice(i, i + perStatement).map((row) => {
+      const values = new Map(given(row));
+      return sql`(${sql.join(keys.map((key) => (values.has(key) ? sql`${value(snake(key), values.get(key))}` : sql`DEFAULT`)))})`;
+    });
+    const result = await sql<Record<string, unknown>>`INSERT INTO ${sql.table(table)} (${columns}) VALUES ${sql.join(tuples)} RETURNING *`.execute(db.$kysely);
+    inserted.push(...result.rows.map((row) => camelRow<T>(row)));
+  }
+  return inserted;
 }
 
 /** Inserts one row and returns it. */
