@@ -42,7 +42,11 @@ type DeliveryStatus = "pending" | "in_progress" | "delivered" | "failed";
 
 /** A terminal task as the workers leave it, with `outcomes` as its recorded attempts. */
 async function seedTask(
-  options: { delivery?: DeliveryStatus | null; outcomes?: Array<{ outcome: LastError | "delivered"; status: number | null; finishedAt?: Date }>; failed?: boolean } = {},
+  options: {
+    delivery?: DeliveryStatus | null;
+    outcomes?: Array<{ outcome: LastError | "delivered"; status: number | null; finishedAt?: Date }>;
+    failed?: boolean;
+  } = {},
 ) {
   const db = gw.deps.db;
   const id = newTaskId();
