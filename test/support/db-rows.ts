@@ -115,7 +115,7 @@ export async function countRows<T extends Table>(db: Queryable, table: T, where:
   return rows[0]!.n;
 }
 
-/** A user whose balance is `credits` with no ledger entry behind it (ensureUser makes one with none). */
+/** A user whose balance is `credits`, with no ledger entry behind it (@gen/db's ensureUser makes one with a zero balance). */
 export async function insertUser(db: Queryable, id: string, credits: number): Promise<void> {
   await insertRow(db, "users", { id, credits });
 }
