@@ -18,7 +18,7 @@ import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { profileWorkerIfAsked } from "./support/profiled-worker.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
-import { prismaOf } from "../test/support/prisma-fixtures.ts";
+import { countRows } from "../test/support/db-rows.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 const MODEL = "bench-openai-image";
@@ -101,7 +101,7 @@ export async function endToEndProvider(ctx: BenchContext): Promise<Figure[]> {
       }
       const wallS = (Date.now() - begin) / 1000;
       cpu.add(stop(), count);
-      const completed = await prismaOf(app.db).task.count({ where: { id: { in: [...sent.keys()] }, status: "completed" } });
+      const completed = await countRows(app.db, "tasks", { id: [...sent.keys()], status: "completed" });
       const lags = [...sent].map(([id, t]) => ctx.receiver.posts.get(id)![0]!.at - t);
       const perTask = cpuColumns(cpu.perUnit());
       return [

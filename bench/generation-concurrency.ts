@@ -18,7 +18,7 @@ import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { rssBytes } from "./support/child.ts";
 import { table, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
-import { prismaOf } from "../test/support/prisma-fixtures.ts";
+import { findRows, insertRows, insertUser } from "../test/support/db-rows.ts";
 
 const DEFAULT_WORKER_CONCURRENCY = 16;
 // Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s.
@@ -59,11 +59,13 @@ export async function generationConcurrency(options: { quick: boolean }): Promis
   const worker = await startApp("worker", { ...inherited, ...env } as Record<string, string>, "bench-worker");
   try {
     const userId = newUserId();
-    await prismaOf(db).user.create({ data: { id: userId, credits: 1_000_000_000 } });
+    await insertUser(db, userId, 1_000_000_000);
     const ids = Array.from({ length: count }, () => newTaskId());
     for (let i = 0; i < ids.length; i += 1000) {
-      await prismaOf(db).task.createMany({
-        data: ids.slice(i, i + 1000).map((id, j) => ({
+      await insertRows(
+        db,
+        "tasks",
+        ids.slice(i, i + 1000).map((id, j) => ({
           id,
           userId,
           endpoint: "detect",
@@ -74,7 +76,7 @@ export async function generationConcurrency(options: { quick: boolean }): Promis
           billingMethod: "flat",
           reservedCredits: 1,
         })),
-      });
+      );
     }
 
     const pid = worker.child.pid!;
@@ -104,7 +106,7 @@ export async function generationConcurrency(options: { quick: boolean }): Promis
     }
     const cpu = cpuMs(pid) - cpuBefore;
 
-    const rows = await prismaOf(db).task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
+    const rows = await findRows(db, "tasks", { id: ids });
     const failed = rows.filter((r) => r.status !== "completed").length;
     // How long after its upstream job finished (submit + SIM_BASE_DELAY_MS + delay) each task completed.
     const lags = rows.map((r) => r.finishedAt!.getTime() - (r.startedAt!.getTime() + SIM_BASE_DELAY_MS + upstreamMs));

@@ -25,7 +25,7 @@ import { measureBarePostCpu } from "./support/bare-post-unit.ts";
 import { startChild } from "./support/child.ts";
 import { cpuColumns, table, withUnits, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
-import { prismaOf } from "../test/support/prisma-fixtures.ts";
+import { countRows, findRows, insertRows, insertUser } from "../test/support/db-rows.ts";
 import { profileWorkerIfAsked } from "./support/profiled-worker.ts";
 
 const UPSTREAM_MS = 60_000;
@@ -73,10 +73,12 @@ async function runGenerations(model: string, count: number, catalogPath: string)
   const worker = await startApp("worker", { ...inherited, ...env } as Record<string, string>, "bench-worker");
   try {
     const userId = newUserId();
-    await prismaOf(db).user.create({ data: { id: userId, credits: 1_000_000_000 } });
+    await insertUser(db, userId, 1_000_000_000);
     const ids = Array.from({ length: count }, () => newTaskId());
-    await prismaOf(db).task.createMany({
-      data: ids.map((id, i) => ({
+    await insertRows(
+      db,
+      "tasks",
+      ids.map((id, i) => ({
         id,
         userId,
         endpoint: "detect",
@@ -87,7 +89,7 @@ async function runGenerations(model: string, count: number, catalogPath: string)
         billingMethod: "flat",
         reservedCredits: 1,
       })),
-    });
+    );
     const pid = worker.child.pid!;
     const cpuBefore = cpuMs(pid);
     const enqueuedAt = Date.now();
@@ -100,7 +102,7 @@ async function runGenerations(model: string, count: number, catalogPath: string)
       await sleep(500);
     }
     const cpu = cpuMs(pid) - cpuBefore;
-    const rows = await prismaOf(db).task.findMany({ where: { id: { in: ids } }, select: { status: true, startedAt: true, finishedAt: true } });
+    const rows = await findRows(db, "tasks", { id: ids });
     return {
       cpuPerGeneration: cpu / count,
       lags: rows.map((r) => r.finishedAt!.getTime() - (r.startedAt!.getTime() + SIM_BASE_DELAY_MS + UPSTREAM_MS)),
@@ -215,13 +217,13 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
     }
     const deadline = startedAt + UPSTREAM_MS * 3 + 60_000;
     for (;;) {
-      const done = await prismaOf(stack.db).task.count({ where: { id: { in: ids }, status: { in: ["completed", "failed"] } } });
+      const done = await countRows(stack.db, "tasks", { id: ids, status: ["completed", "failed"] });
       if (done === count) break;
       if (Date.now() > deadline) throw new Error(`only ${done} of ${count} generations finished`);
       await sleep(500);
     }
     const cpu = cpuMs(pid) - cpuBefore;
-    const rows = await prismaOf(stack.db).task.findMany({ where: { id: { in: ids } }, select: { status: true, finishedAt: true, upstreamId: true } });
+    const rows = await findRows(stack.db, "tasks", { id: ids });
     const simBase = `http://127.0.0.1:${simPort}/replicate/v1`;
     const lags: number[] = [];
     const finishedUpstream: number[] = [];

@@ -27,8 +27,8 @@ import { startReceiver, type Receiver } from "../packages/webhook-sender/test/he
 import { createTestCa, issueServerCert } from "../packages/webhook-sender/test/helpers/test-pki.ts";
 import { createRunningTasks } from "./support/bench-tasks.ts";
 import { deleteKeysUnder } from "../test/support/redis-keys.ts";
-import { findTask, readDelivery } from "@gen/db";
-import { prismaOf } from "../test/support/prisma-fixtures.ts";
+import { ensureUser, findTask, readDelivery } from "@gen/db";
+import { findRows, insertRow } from "../test/support/db-rows.ts";
 
 const HOST = "hooks.bench.example";
 const RATE = Number(process.env.BENCH_RATE ?? 150);
@@ -90,25 +90,23 @@ async function receiver(tls: { key: string; cert: string }, status: number): Pro
 
 async function createCompletedTask(db: Database, userId: string, url: string): Promise<string> {
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "images",
-      model: "sim-image-1",
-      status: "completed",
-      input: { prompt: "bench" },
-      output: { image_urls: [`https://cdn.bench.example/tasks/${id}/0.png`] },
-      webhookUrl: url,
-      requestId: "req_000000000000000000000000",
-      billingMethod: "flat",
-      reservedCredits: 1,
-      chargedCredits: 1,
-      refundedCredits: 0,
-      finishedAt: new Date(),
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    status: "completed",
+    input: { prompt: "bench" },
+    output: { image_urls: [`https://cdn.bench.example/tasks/${id}/0.png`] },
+    webhookUrl: url,
+    requestId: "req_000000000000000000000000",
+    billingMethod: "flat",
+    reservedCredits: 1,
+    chargedCredits: 1,
+    refundedCredits: 0,
+    finishedAt: new Date(),
   });
-  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url, status: "pending" } });
+  await insertRow(db, "webhook_deliveries", { taskId: id, url, status: "pending" });
   return id;
 }
 
@@ -148,7 +146,7 @@ async function main(): Promise<void> {
   const delivery = createDeliveryWorker({ config, db: workerDb, redis, logger: createLogger("bench", "silent"), sender });
   await delivery.worker.waitUntilReady();
   const userId = newUserId();
-  await prismaOf(loadDb).user.create({ data: { id: userId, credits: 0 } });
+  await ensureUser(loadDb, userId);
 
   try {
     // Schedule: tasks whose receiver always answers 500, so all three attempts happen.
@@ -202,11 +200,7 @@ async function main(): Promise<void> {
     const fromCommit = loadIds.filter((id) => ok.arrivals.has(id)).map((id) => ok.arrivals.get(id)![0]! - committedAt.get(id)!);
     const duplicates = loadIds.filter((id) => (ok.arrivals.get(id)?.length ?? 0) > 1).length;
     // Where the time goes: queue pickup and state read up to the claim, then render and send.
-    const claims = new Map(
-      (await prismaOf(loadDb).webhookAttempt.findMany({ where: { taskId: { in: loadIds }, attemptNo: 1 }, select: { taskId: true, startedAt: true } })).map(
-        (row) => [row.taskId, row.startedAt.getTime()],
-      ),
-    );
+    const claims = new Map((await findRows(loadDb, "webhook_attempts", { taskId: loadIds, attemptNo: 1 })).map((row) => [row.taskId, row.startedAt.getTime()]));
     const toClaim = loadIds.filter((id) => claims.has(id)).map((id) => claims.get(id)! - handedOffAt.get(id)!);
     const claimToReceiver = loadIds.filter((id) => claims.has(id) && ok.arrivals.has(id)).map((id) => ok.arrivals.get(id)![0]! - claims.get(id)!);
     log(`dispatch: ${ok.arrivals.size}/${total} delivered`);
@@ -226,7 +220,7 @@ async function main(): Promise<void> {
     let failedDeliveries = 0;
     for (const id of scheduleIds) {
       const task = (await findTask(loadDb, id))!;
-      const attempts = await prismaOf(loadDb).webhookAttempt.findMany({ where: { taskId: id }, orderBy: { attemptNo: "asc" } });
+      const attempts = await findRows(loadDb, "webhook_attempts", { taskId: id }, "attemptNo");
       const arrivals = failing.arrivals.get(id) ?? [];
       const first = attempts[0];
       if (arrivals[0] !== undefined) attempt1Latency.push(arrivals[0] - task.finishedAt!.getTime());

@@ -1,4 +1,5 @@
 import type { Browser, Page } from "playwright-core";
+import { insertOperator } from "@gen/db";
 import { newOperatorId } from "@gen/ids";
 import { hashPassword } from "@gen/passwords";
 import { createWebhookSender } from "@gen/webhook-sender";
@@ -8,7 +9,6 @@ import { createTestCa, issueServerCert } from "../../packages/webhook-sender/tes
 import { launchChromium } from "./chromium.ts";
 import { keepScreenshot } from "./screenshots.ts";
 import { startStack, type Stack } from "./stack.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
 
 // The operations console in a real browser: Playwright drives Debian's Chromium (chromium.ts)
 // against the whole stack on loopback.
@@ -50,9 +50,7 @@ maybe("operations console in Chromium", () => {
     );
     stack.startWorker();
     stack.startDeliveryWorker(sender());
-    await prismaOf(stack.gateway.db).operator.create({
-      data: { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) },
-    });
+    await insertOperator(stack.gateway.db, { id: newOperatorId(), email: operator.email, passwordHash: await hashPassword(operator.password) });
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { reconcileTasks } from "../../apps/worker/src/reconcile-tasks.ts";
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
 import { findTask } from "@gen/db";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { countRows, findRows } from "../support/db-rows.ts";
 
 let stack: Stack;
 let user: { userId: string; auth: string };
@@ -61,7 +61,7 @@ test("SIGKILL mid-task: another worker finishes it once, on the same upstream jo
   const row = (await findTask(stack.gateway.db, body.id))!;
   expect(row.upstreamId).toBe(running.upstreamId);
   expect(row.startedAt).toEqual(running.startedAt);
-  const ledger = await prismaOf(stack.gateway.db).ledgerEntry.findMany({ where: { taskId: body.id } });
+  const ledger = await findRows(stack.gateway.db, "ledger_entries", { taskId: body.id });
   expect(ledger.map((e) => e.kind).sort()).toEqual(["charge", "refund", "reserve"]);
   await ledgerHolds(stack, user.userId);
 }, 60_000);
@@ -73,7 +73,7 @@ test("Redis loses every key with tasks in flight: the reconciler brings each one
     const delay = i % 3 === 0 ? "" : ` [[sim:delay_ms=${300 + i * 100}]]`;
     ids.push((await stack.submit(user.auth, "/api/v1/detect", { model: "sim-detect-1", text: `flush ${i}${delay}` })).body.id);
   }
-  await until(async () => (await prismaOf(stack.gateway.db).task.count({ where: { id: { in: ids }, status: "in_progress" } })) > 0);
+  await until(async () => (await countRows(stack.gateway.db, "tasks", { id: ids, status: "in_progress" })) > 0);
 
   // What a Redis restart without persistence does to this deployment: every key is gone.
   const redis = stack.gateway.redis;
@@ -82,7 +82,7 @@ test("Redis loses every key with tasks in flight: the reconciler brings each one
 
   await until(async () => {
     await reconcileTasks(stack.gateway.db, stack.gateway.generationQueue, 200);
-    return (await prismaOf(stack.gateway.db).task.count({ where: { id: { in: ids }, status: { in: ["completed", "failed"] } } })) === ids.length;
+    return (await countRows(stack.gateway.db, "tasks", { id: ids, status: ["completed", "failed"] })) === ids.length;
   }, 30_000);
   await ledgerHolds(stack, user.userId);
 }, 60_000);

@@ -2,7 +2,7 @@
 // busy concurrency slot, so one worker with WORKER_CONCURRENCY=1 tracks many running tasks at once.
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
 import { findTask } from "@gen/db";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { findRows } from "../support/db-rows.ts";
 
 let stack: Stack;
 let user: { userId: string; auth: string };
@@ -32,14 +32,14 @@ test("one concurrency slot tracks every running upstream job at once, each submi
   }
   // All six submitted upstream while none has finished: no slot is held while an upstream works.
   const running = await until(async () => {
-    const rows = await prismaOf(stack.gateway.db).task.findMany({ where: { id: { in: ids } } });
+    const rows = await findRows(stack.gateway.db, "tasks", { id: ids });
     if (rows.some((row) => row.status === "completed" || row.status === "failed"))
       throw new Error(`a task ended before all were running: ${rows.map((r) => r.status).join(",")}`);
     return rows.every((row) => row.upstreamId !== null) ? rows : null;
   });
 
   for (const id of ids) expect((await stack.waitTerminal(user.auth, id, 15_000)).status).toBe("completed");
-  const after = await prismaOf(stack.gateway.db).task.findMany({ where: { id: { in: ids } } });
+  const after = await findRows(stack.gateway.db, "tasks", { id: ids });
   // Polls of later steps used the recorded upstream job; nothing was submitted twice.
   expect(Object.fromEntries(after.map((row) => [row.id, row.upstreamId]))).toEqual(Object.fromEntries(running.map((row) => [row.id, row.upstreamId])));
 }, 40_000);

@@ -4,7 +4,7 @@ import { startReceiver, type Receiver } from "../../packages/webhook-sender/test
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { startPgbouncer, type Pgbouncer } from "../support/pgbouncer.ts";
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { countRows } from "../support/db-rows.ts";
 
 // The service through PgBouncer (Debian's 1.18) in transaction mode with `pgbouncer=true`: every
 // statement unnamed, none of the start-up parameters PgBouncer refuses, the statement bounds set
@@ -68,6 +68,6 @@ test("submit → run → poll → deliver, many at once over 4 server connection
   const deadline = Date.now() + 20_000;
   while (receiver.requests.length < 24 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   expect(receiver.requests).toHaveLength(24);
-  const delivered = await prismaOf(stack!.gateway.db).webhookDelivery.count({ where: { status: "delivered" } });
+  const delivered = await countRows(stack!.gateway.db, "webhook_deliveries", { status: "delivered" });
   expect(delivered).toBe(24);
 }, 60_000);

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_CATALOG_PATH } from "@gen/catalog";
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { readRow } from "../support/db-rows.ts";
 
 // Routes through the gateway, the worker and the upstream simulator: a fallback taking the job
 // when the primary does not answer, a quota waited out, and a failure whose provider-side cause
@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 afterEach(() => ledgerHolds(stack, user.userId));
 
-const row = (id: string) => prismaOf(stack.gateway.db).task.findUniqueOrThrow({ where: { id } });
+const row = (id: string) => readRow(stack.gateway.db, "tasks", { id });
 
 test("the primary refuses connections: the fallback takes the job, and the task records that route", async () => {
   const submitted = await stack.submit(user.auth, "/api/v1/images/generations", { model: "fallback-image-1", prompt: "a kite" });

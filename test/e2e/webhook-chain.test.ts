@@ -3,7 +3,7 @@ import { resolverFor } from "../../packages/webhook-sender/test/helpers/fake-res
 import { startReceiver, type Receiver } from "../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createTestCa, issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { ledgerHolds, startStack, type Stack } from "./stack.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { findRows } from "../support/db-rows.ts";
 
 // The whole chain: submission with webhook_url → generation worker → delivery worker → an HTTPS
 // receiver. A submitted webhook_url may not name a port, so the receiver needs 127.0.0.1:443:
@@ -55,7 +55,8 @@ maybe("webhook delivered end to end", () => {
     const polled = await fetch(`${stack.baseUrl}/api/v1/tasks/${ok}`, { headers: { Authorization: user.auth } });
     expect(bodyOf(ok)).toBe(await polled.text());
 
-    const attempt = await prismaOf(stack.gateway.db).webhookAttempt.findFirstOrThrow({ where: { taskId: bad } });
+    const [attempt] = await findRows(stack.gateway.db, "webhook_attempts", { taskId: bad });
+    if (attempt === undefined) throw new Error(`no attempt of ${bad}`);
     const polledFailed = JSON.parse(await (await fetch(`${stack.baseUrl}/api/v1/tasks/${bad}`, { headers: { Authorization: user.auth } })).text());
     polledFailed.error.request_id = attempt.id;
     expect(bodyOf(bad)).toBe(JSON.stringify(polledFailed));

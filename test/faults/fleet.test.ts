@@ -9,7 +9,7 @@ import { startFleetLoad } from "./support/fleet-client.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { until } from "./support/load.ts";
 import { expectNothingLost, summaryLine, waitSettled } from "./support/no-loss.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { findRows } from "../support/db-rows.ts";
 
 // Tasks run 0.3-2.3 s upstream and the receiver holds each POST 0.3 s, so at any moment the fleet
 // has generations running and deliveries in flight in every process.
@@ -90,7 +90,7 @@ describeWithReceiver("fleet of 2 gateways and 3 workers, one of each SIGKILLed u
     // it, and no keyed submission made a second visible task.
     const keyed = load.submissions.filter((s) => s.key !== undefined);
     expect(keyed.filter((s) => new Set(s.ids).size > 1).map((s) => `${s.key}: ${s.ids.join(",")}`)).toEqual([]);
-    const keys = await prismaOf(db).idempotencyKey.findMany({ where: { userId }, select: { key: true, taskId: true } });
+    const keys = await findRows(db, "idempotency_keys", { userId });
     const keyTask = new Map(keys.map((k) => [k.key, k.taskId]));
     expect(keyed.filter((s) => s.outcome === "accepted" && keyTask.get(s.key!) !== s.ids[0]).map((s) => s.key)).toEqual([]);
     const visible = await db.$sql.rows<{ text: string; n: number }>`

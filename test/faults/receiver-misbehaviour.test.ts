@@ -8,7 +8,7 @@ import { createWebhookSender } from "@gen/webhook-sender";
 import { fakeResolver } from "../../packages/webhook-sender/test/helpers/fake-resolver.ts";
 import { issueServerCert } from "../../packages/webhook-sender/test/helpers/test-pki.ts";
 import { HOST, createDeliveryFixture, type DeliveryFixture } from "../../apps/worker/test/delivery/helpers/delivery-fixture.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { countRows, findRows, updateRows } from "../support/db-rows.ts";
 
 // Injects: receivers that hang (once the request arrived, or silent from the TLS hello on), trickle
 // their headers or their body one byte per second, answer 2xx with a 100 MB body (declared or
@@ -167,7 +167,7 @@ test("hostile receivers get the contract's last_error and never slow the good on
   // Warm-up: a cold worker's first TLS handshakes and database connections are not what we measure.
   const warm = await Promise.all(Array.from({ length: 5 }, () => fx.createTask({ url: `https://${HOST}:${good}/warm` })));
   await Promise.all(warm.map((id) => fx.handOff(id)));
-  await fx.waitFor(async () => (await prismaOf(fx.db).webhookDelivery.count({ where: { taskId: { in: warm }, status: "delivered" } })) === warm.length);
+  await fx.waitFor(async () => (await countRows(fx.db, "webhook_deliveries", { taskId: warm, status: "delivered" })) === warm.length);
   // Peaks while the bad receivers run; Buffers (arrayBuffers) is where a read body would sit.
   const base = process.memoryUsage();
   const peak = { rss: 0, arrayBuffers: 0 };
@@ -183,17 +183,17 @@ test("hostile receivers get the contract's last_error and never slow the good on
   // Good and bad interleaved, as real traffic would be; all finish now and are handed off together.
   tasks.sort((a, b) => (a.id < b.id ? -1 : 1));
   const finishedAt = new Date();
-  await prismaOf(fx.db).task.updateMany({ where: { id: { in: tasks.map((t) => t.id) } }, data: { finishedAt } });
+  await updateRows(fx.db, "tasks", { id: tasks.map((t) => t.id) }, { finishedAt });
   await Promise.all(tasks.map((t) => fx.handOff(t.id)));
 
   const deliveries = await fx
     .waitFor(async () => {
-      const rows = await prismaOf(fx.db).webhookDelivery.findMany({ where: { taskId: { in: tasks.map((t) => t.id) } } });
+      const rows = await findRows(fx.db, "webhook_deliveries", { taskId: tasks.map((t) => t.id) });
       return rows.every((r) => r.status === "delivered" || r.status === "failed") ? rows : undefined;
     }, 40_000)
     .finally(() => clearInterval(sampler));
   const status = new Map(deliveries.map((d) => [d.taskId, d.status]));
-  const attempts = await prismaOf(fx.db).webhookAttempt.findMany({ where: { taskId: { in: tasks.map((t) => t.id) } }, orderBy: { attemptNo: "asc" } });
+  const attempts = await findRows(fx.db, "webhook_attempts", { taskId: tasks.map((t) => t.id) }, "attemptNo");
   const of = (name: string) => tasks.filter((t) => t.behaviour === name).map((t) => ({ ...t, attempts: attempts.filter((a) => a.taskId === t.id) }));
 
   const summary: string[] = [];
@@ -256,7 +256,7 @@ test("hostile receivers get the contract's last_error and never slow the good on
   expect(trickleBodyOpenMs).toHaveLength(4);
   expect(Math.max(...trickleBodyOpenMs)).toBeLessThan(TIMEOUT_MS);
   // Buffers would hold a read body. RSS is printed, not bounded: this process hosts the worker, the
-  // receivers, Prisma and jest, and grew by 237 MB in a run whose receivers wrote 1.2 MB in all (its
+  // receivers and jest, and grew by 237 MB in a run whose receivers wrote 1.2 MB in all (its
   // heap, not a body). The bound on bytes written above already caps whatever could have been read.
   expect(peak.arrayBuffers).toBeLessThan(HUGE_BYTES / 4);
   // Head of line: every good receiver was served before the first hanging one even timed out.

@@ -8,7 +8,7 @@ import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./su
 import { submitMany, until } from "./support/load.ts";
 import { expectNothingLost, summaryLine, waitSettled } from "./support/no-loss.ts";
 import { startPrivateRedis, type PrivateRedis } from "./support/private-redis.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { countRows, findRow, findRows } from "../support/db-rows.ts";
 
 const CONCURRENCY = 8;
 
@@ -45,9 +45,8 @@ describeWithReceiver("Redis restarted empty", () => {
     const retrying = await submitMany(stack!, auth, 20, (i) => ({ model: "sim-detect-1", text: `retry ${i}`, webhook_url: hook("retry") }));
     await until(
       async () =>
-        (await prismaOf(db).webhookDelivery.count({
-          where: { taskId: { in: retrying }, status: "in_progress", attempts: 1, nextAttemptAt: { not: null } },
-        })) === 20,
+        (await findRows(db, "webhook_deliveries", { taskId: retrying, status: "in_progress", attempts: 1 })).filter((d) => d.nextAttemptAt !== null).length ===
+        20,
       15_000,
       "retries waiting",
     ).catch(fail);
@@ -57,7 +56,7 @@ describeWithReceiver("Redis restarted empty", () => {
       webhook_url: hook("running"),
     }));
     await until(
-      async () => (await prismaOf(db).task.count({ where: { id: { in: running }, status: "in_progress", upstreamId: { not: null } } })) === CONCURRENCY,
+      async () => (await findRows(db, "tasks", { id: running, status: "in_progress" })).filter((t) => t.upstreamId !== null).length === CONCURRENCY,
       15_000,
       "tasks running",
     ).catch(fail);
@@ -70,9 +69,9 @@ describeWithReceiver("Redis restarted empty", () => {
     connection.disconnect();
     const queued = await submitMany(stack!, auth, 30, (i) => ({ model: "sim-detect-1", text: `queued ${i}`, webhook_url: hook("queued") }));
     const state = {
-      queued: await prismaOf(db).task.count({ where: { id: { in: queued }, status: "queued" } }),
-      running: await prismaOf(db).task.count({ where: { id: { in: running }, status: "in_progress" } }),
-      retrying: await prismaOf(db).webhookDelivery.count({ where: { taskId: { in: retrying }, status: "in_progress", attempts: 1 } }),
+      queued: await countRows(db, "tasks", { id: queued, status: "queued" }),
+      running: await countRows(db, "tasks", { id: running, status: "in_progress" }),
+      retrying: await countRows(db, "webhook_deliveries", { taskId: retrying, status: "in_progress", attempts: 1 }),
     };
     expect(state).toEqual({ queued: 30, running: CONCURRENCY, retrying: 20 });
 
@@ -83,11 +82,9 @@ describeWithReceiver("Redis restarted empty", () => {
 
     // Both apps serve on the new Redis without a restart: a new task goes all the way.
     const fresh = await submitMany(stack!, auth, 1, () => ({ model: "sim-detect-1", text: "after the restart", webhook_url: hook("fresh") }));
-    await until(
-      async () => (await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: fresh[0]! } }))?.status === "delivered",
-      20_000,
-      "fresh task delivered",
-    ).catch(fail);
+    await until(async () => (await findRow(db, "webhook_deliveries", { taskId: fresh[0]! }))?.status === "delivered", 20_000, "fresh task delivered").catch(
+      fail,
+    );
 
     const report = await expectNothingLost(db, receiver!, [...retrying, ...running, ...queued, ...fresh]).catch(fail);
     expect(report).toMatchObject({ tasks: 59, completed: 59, webhooks: 59, delivered: 59 });

@@ -3,13 +3,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { ERROR_CATALOG } from "@gen/errors";
+import { revokeApiKey } from "@gen/db";
 import { hashApiKey } from "@gen/ids";
 import { createTestGateway, createUser, expectLedgerInvariant, type TestGateway, type TestUser } from "../../apps/gateway/test/support/test-gateway.ts";
 import { generators, prng, type FuzzCase } from "./support/fuzz-cases.ts";
 import { HOSTILE_BODIES } from "./support/hostile-bodies.ts";
 import { watchLoopBlocks } from "./support/loop-block.ts";
 import { wireGenerators } from "./support/fuzz-wire-cases.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { findRows, readRow } from "../support/db-rows.ts";
 
 // Injects: at least 10,000 malformed or hostile requests (bodies, content types and encodings,
 // headers, Authorization, Idempotency-Key, task ids, query strings, webhook_urls, methods and paths,
@@ -220,8 +221,8 @@ function codeOf(body: string): string {
 
 test(`${COUNT} hostile requests: documented errors only, no 5xx, nothing charged for a refusal`, async () => {
   const revoked = await createUser(gw.deps.db, 10);
-  await prismaOf(gw.deps.db).apiKey.updateMany({ where: { keyHash: hashApiKey(revoked.apiKey) }, data: { revokedAt: new Date() } });
-  const before = await prismaOf(gw.deps.db).user.findUniqueOrThrow({ where: { id: user.userId } });
+  await revokeApiKey(gw.deps.db, { keyHash: hashApiKey(revoked.apiKey) });
+  const before = await readRow(gw.deps.db, "users", { id: user.userId });
   const context = { auth: user.auth, revokedAuth: revoked.auth };
   const make = { ...generators(context), ...wireGenerators(context) };
   const names = Object.keys(make);
@@ -287,14 +288,14 @@ test(`${COUNT} hostile requests: documented errors only, no 5xx, nothing charged
 
   // Only the accepted submissions created tasks and moved credits; the ledger adds up.
   const db = gw.deps.db;
-  const tasks = await prismaOf(db).task.findMany({ where: { userId: user.userId }, select: { id: true } });
+  const tasks = await findRows(db, "tasks", { userId: user.userId });
   expect(new Set(tasks.map((t) => t.id))).toEqual(accepted);
-  const after = await prismaOf(db).user.findUniqueOrThrow({ where: { id: user.userId } });
+  const after = await readRow(db, "users", { id: user.userId });
   await expectLedgerInvariant(db, user.userId);
-  const reserved = await prismaOf(db).ledgerEntry.aggregate({ where: { userId: user.userId, kind: "reserve" }, _sum: { amount: true }, _count: true });
-  expect(reserved._count).toBe(accepted.size);
-  expect(before.credits - after.credits).toBe(reserved._sum.amount ?? 0);
-  const revokedAfter = await prismaOf(db).user.findUniqueOrThrow({ where: { id: revoked.userId } });
+  const reserves = await findRows(db, "ledger_entries", { userId: user.userId, kind: "reserve" });
+  expect(reserves.length).toBe(accepted.size);
+  expect(before.credits - after.credits).toBe(reserves.reduce((sum, entry) => sum + entry.amount, 0));
+  const revokedAfter = await readRow(db, "users", { id: revoked.userId });
   expect(revokedAfter.credits).toBe(10);
 }, 240_000);
 

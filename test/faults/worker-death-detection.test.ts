@@ -7,7 +7,7 @@ import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-
 import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/fault-stack.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { submitMany, until } from "./support/load.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { countRows, findRow, findRows } from "../support/db-rows.ts";
 
 const IN_FLIGHT = 20;
 // The delivery lock is 5 s; this hold is longer, and shorter than the 10 s webhook timeout.
@@ -53,12 +53,8 @@ describeWithReceiver("a dead worker's attempt is found quickly at default settin
   test("a POST held longer than the lock by a live worker is one attempt, not attempt_lost", async () => {
     const { auth } = await stack!.user();
     const [taskId] = await submitMany(stack!, auth, 1, () => ({ model: "sim-detect-1", text: "live", webhook_url: `${receiver!.url}&live=1` }));
-    await until(
-      async () => (await prismaOf(stack!.db).webhookDelivery.findUnique({ where: { taskId: taskId! } }))?.status === "delivered",
-      30_000,
-      "delivered",
-    ).catch(fail);
-    const attempts = await prismaOf(stack!.db).webhookAttempt.findMany({ where: { taskId: taskId! } });
+    await until(async () => (await findRow(stack!.db, "webhook_deliveries", { taskId: taskId! }))?.status === "delivered", 30_000, "delivered").catch(fail);
+    const attempts = await findRows(stack!.db, "webhook_attempts", { taskId: taskId! });
     expect(attempts.map((a) => a.outcome)).toEqual(["delivered"]);
     expect(receiver!.posts.get(taskId!)).toHaveLength(1);
   }, 60_000);
@@ -74,7 +70,7 @@ describeWithReceiver("a dead worker's attempt is found quickly at default settin
     await stack!.startWorker();
     await until(async () => ids.every((id) => (receiver!.posts.get(id)?.length ?? 0) >= 2), 60_000, "attempt 2 of every task").catch(fail);
 
-    const lost = await prismaOf(db).webhookAttempt.findMany({ where: { taskId: { in: ids }, attemptNo: 1 } });
+    const lost = await findRows(db, "webhook_attempts", { taskId: ids, attemptNo: 1 });
     expect(lost.map((a) => a.outcome)).toEqual(ids.map(() => "attempt_lost"));
     const lostMs = lost.map((a) => a.finishedAt!.getTime() - killedAt);
     const secondMs = ids.map((id) => receiver!.posts.get(id)![1]!.at - killedAt);
@@ -85,10 +81,8 @@ describeWithReceiver("a dead worker's attempt is found quickly at default settin
         `-> attempt 2 at the receiver ${(Math.min(...secondMs) / 1000).toFixed(1)}-${(worstSecond / 1000).toFixed(1)} s (retry delay 1 s; required: lost and next scheduled within ${REQUIRED_MS / 1000} s)\n`,
     );
     expect(worstLost).toBeLessThan(REQUIRED_MS);
-    await until(
-      async () => (await prismaOf(db).webhookDelivery.count({ where: { taskId: { in: ids }, status: "delivered" } })) === IN_FLIGHT,
-      30_000,
-      "all delivered",
-    ).catch(fail);
+    await until(async () => (await countRows(db, "webhook_deliveries", { taskId: ids, status: "delivered" })) === IN_FLIGHT, 30_000, "all delivered").catch(
+      fail,
+    );
   }, 150_000);
 });

@@ -5,7 +5,7 @@ import { failWithAppOutput, startFaultStack, type FaultStack } from "./support/f
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "./support/hook-receiver.ts";
 import { expectNothingLost, summaryLine, waitSettled } from "./support/no-loss.ts";
 import { submitMany, until } from "./support/load.ts";
-import { prismaOf } from "../support/prisma-fixtures.ts";
+import { findRows } from "../support/db-rows.ts";
 
 // Long enough that all 200 are in flight together even on a busy machine; the sender waits longer
 // than the receiver holds (WEBHOOK_TIMEOUT_MS), so a held POST is in flight, not timed out.
@@ -53,10 +53,7 @@ describeWithReceiver("worker SIGKILL with 100 tasks and 100 deliveries in flight
     }));
     const running = await until(
       async () => {
-        const rows = await prismaOf(db).task.findMany({
-          where: { id: { in: slow }, status: "in_progress", upstreamId: { not: null } },
-          select: { id: true, upstreamId: true },
-        });
+        const rows = (await findRows(db, "tasks", { id: slow, status: "in_progress" })).filter((row) => row.upstreamId !== null);
         return rows.length === 100 ? rows : null;
       },
       10_000,
@@ -75,7 +72,7 @@ describeWithReceiver("worker SIGKILL with 100 tasks and 100 deliveries in flight
     const report = await expectNothingLost(db, receiver!, [...slow, ...fast]).catch(fail);
     expect(report).toMatchObject({ tasks: 200, completed: 200, webhooks: 200, delivered: 200 });
     // Resumed, not restarted: the upstream job recorded before the crash is the one that finished.
-    const after = await prismaOf(db).task.findMany({ where: { id: { in: slow } }, select: { id: true, upstreamId: true } });
+    const after = await findRows(db, "tasks", { id: slow });
     const before = new Map(running.map((row) => [row.id, row.upstreamId]));
     expect(after.filter((row) => row.upstreamId !== before.get(row.id)).map((row) => row.id)).toEqual([]);
     process.stdout.write(summaryLine(`SIGKILL worker (${running.length} tasks running, ${inFlight} POSTs in flight)`, report, recoveredMs));

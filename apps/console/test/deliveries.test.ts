@@ -1,6 +1,7 @@
 import request from "supertest";
 import type { Job } from "bullmq";
 import { readDelivery, findTask } from "@gen/db";
+import type { LastError } from "@gen/domain";
 import { newDeliveryId, newTaskId } from "@gen/ids";
 import { webhookJobId, type WebhookJobData } from "@gen/queues";
 import { taskObject } from "@gen/task-render";
@@ -9,7 +10,7 @@ import { createScratchDatabase, type ScratchDatabase } from "../../../test/suppo
 import { signIn, type ConsoleOperatorSession } from "./support/console-session.ts";
 import { expectError } from "./support/envelope.ts";
 import { createTestConsole, createUser, type TestConsole } from "./support/test-console.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { findRows, insertRow, insertRows, readRow, updateRows } from "../../../test/support/db-rows.ts";
 
 // The chart counts every attempt in the database: this file gets a database of its own.
 let database: ScratchDatabase;
@@ -41,32 +42,34 @@ type DeliveryStatus = "pending" | "in_progress" | "delivered" | "failed";
 
 /** A terminal task as the workers leave it, with `outcomes` as its recorded attempts. */
 async function seedTask(
-  options: { delivery?: DeliveryStatus | null; outcomes?: Array<{ outcome: string; status: number | null; finishedAt?: Date }>; failed?: boolean } = {},
+  options: {
+    delivery?: DeliveryStatus | null;
+    outcomes?: Array<{ outcome: LastError | "delivered"; status: number | null; finishedAt?: Date }>;
+    failed?: boolean;
+  } = {},
 ) {
   const db = gw.deps.db;
   const id = newTaskId();
   const finishedAt = new Date(Date.now() - 60_000);
   const url = `https://hooks.example.test/receive/gen?token=${SECRET}&tenant=acme`;
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId: user.userId,
-      endpoint: "images",
-      model: "sim-image-1",
-      status: options.failed ? "failed" : "completed",
-      input: { prompt: "a lighthouse" },
-      output: options.failed ? undefined : { image_urls: [`https://cdn.example.test/tasks/${id}/0.png`] },
-      errorCode: options.failed ? 80003 : null,
-      errorMessage: options.failed ? "Upstream returned a terminal failure" : null,
-      webhookUrl: options.delivery === null ? null : url,
-      requestId: "req_000000000000000000000000",
-      billingMethod: "flat",
-      reservedCredits: 4,
-      chargedCredits: options.failed ? 0 : 4,
-      refundedCredits: options.failed ? 4 : 0,
-      startedAt: new Date(finishedAt.getTime() - 1_000),
-      finishedAt,
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId: user.userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    status: options.failed ? "failed" : "completed",
+    input: { prompt: "a lighthouse" },
+    output: options.failed ? undefined : { image_urls: [`https://cdn.example.test/tasks/${id}/0.png`] },
+    errorCode: options.failed ? 80003 : null,
+    errorMessage: options.failed ? "Upstream returned a terminal failure" : null,
+    webhookUrl: options.delivery === null ? null : url,
+    requestId: "req_000000000000000000000000",
+    billingMethod: "flat",
+    reservedCredits: 4,
+    chargedCredits: options.failed ? 0 : 4,
+    refundedCredits: options.failed ? 4 : 0,
+    startedAt: new Date(finishedAt.getTime() - 1_000),
+    finishedAt,
   });
   if (options.delivery === null) return id;
   const outcomes = options.outcomes ?? [];
@@ -86,20 +89,18 @@ async function seedTask(
       durationMs: done.getTime() - startedAt.getTime(),
     };
   });
-  if (rows.length > 0) await prismaOf(db).webhookAttempt.createMany({ data: rows });
+  if (rows.length > 0) await insertRows(db, "webhook_attempts", rows);
   const last = rows.at(-1);
   const delivered = rows.filter((row) => row.outcome === "delivered").at(-1);
-  await prismaOf(db).webhookDelivery.create({
-    data: {
-      taskId: id,
-      url,
-      status: options.delivery ?? "pending",
-      attempts: rows.length,
-      responseStatus: last?.responseStatus ?? null,
-      lastError: last && last.outcome !== "delivered" ? last.outcome : null,
-      lastAttemptAt: last?.startedAt ?? null,
-      deliveredAt: delivered?.finishedAt ?? null,
-    },
+  await insertRow(db, "webhook_deliveries", {
+    taskId: id,
+    url,
+    status: options.delivery ?? "pending",
+    attempts: rows.length,
+    responseStatus: last?.responseStatus ?? null,
+    lastError: last && last.outcome !== "delivered" ? last.outcome : null,
+    lastAttemptAt: last?.startedAt ?? null,
+    deliveredAt: delivered?.finishedAt ?? null,
   });
   return id;
 }
@@ -146,7 +147,7 @@ describe("GET /console/deliveries/:taskId", () => {
     expect(html).toContain(user.userId);
     expect(html).toMatch(/80003 Upstream returned a terminal failure/);
     expect(attemptRows(html)).toBe(3);
-    const attempts = await prismaOf(gw.deps.db).webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } });
+    const attempts = await findRows(gw.deps.db, "webhook_attempts", { taskId }, "attemptNo");
     for (const attempt of attempts) {
       const row = new RegExp(`<tr data-testid="attempt-row" data-attempt-no="${attempt.attemptNo}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? "";
       expect(row).toContain(attempt.id);
@@ -163,9 +164,11 @@ describe("GET /console/deliveries/:taskId", () => {
 
   test("which upstream served the task, and the provider's cause of its failure, escaped", async () => {
     const taskId = await seedTask({ delivery: null, failed: true });
-    await prismaOf(gw.deps.db).task.update({
-      where: { id: taskId },
-      data: {
+    await updateRows(
+      gw.deps.db,
+      "tasks",
+      { id: taskId },
+      {
         upstreamProvider: "replicate",
         upstreamModel: "black-forest-labs/flux-schnell",
         upstreamId: "pred_42",
@@ -177,7 +180,7 @@ describe("GET /console/deliveries/:taskId", () => {
           requestId: "rq-9",
         },
       },
-    });
+    );
     const html = (await get(`${BASE}/${taskId}`).expect(200)).text;
     expect(text(html, /<span data-testid="upstream-provider">([^<]*)<\/span>/)).toBe("replicate");
     expect(text(html, /<code data-testid="upstream-model">([^<]*)<\/code>/)).toBe("black-forest-labs/flux-schnell");
@@ -189,10 +192,12 @@ describe("GET /console/deliveries/:taskId", () => {
     expect(html).not.toContain("<script>alert(1)");
 
     const network = await seedTask({ delivery: null, failed: true });
-    await prismaOf(gw.deps.db).task.update({
-      where: { id: network },
-      data: { failureCause: { provider: "fal", upstreamModel: "fal-ai/flux/schnell", message: "connect ECONNREFUSED", code: "ECONNREFUSED" } },
-    });
+    await updateRows(
+      gw.deps.db,
+      "tasks",
+      { id: network },
+      { failureCause: { provider: "fal", upstreamModel: "fal-ai/flux/schnell", message: "connect ECONNREFUSED", code: "ECONNREFUSED" } },
+    );
     const page = (await get(`${BASE}/${network}`).expect(200)).text;
     expect(text(page, /<code data-testid="cause-code">([^<]*)<\/code>/)).toBe("ECONNREFUSED");
     expect(page).not.toContain(`id="task-upstream"`);
@@ -240,7 +245,7 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
     const response = await redeliver(taskId).expect(303);
     expect(response.headers.location).toBe(`${BASE}/${taskId}?redelivery=requested&attempt=2`);
 
-    const delivery = await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } });
+    const delivery = await readRow(gw.deps.db, "webhook_deliveries", { taskId });
     expect(delivery).toMatchObject({ status: "in_progress", attempts: 1, redeliveryRequestedBy: operator.email });
     expect(delivery.nextAttemptAt).not.toBeNull();
     const job = (await gw.deps.webhookQueue.getJob(webhookJobId(taskId, 2))) as Job<WebhookJobData>;
@@ -314,7 +319,7 @@ describe("POST /console/deliveries/:taskId/redeliver", () => {
     expect((await get(response.headers.location!)).text).toMatch(
       /Redelivery recorded as attempt 2, but the queue did not answer; the reconciler in the worker starts it within about \d+ s\./,
     );
-    expect(await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+    expect(await readRow(gw.deps.db, "webhook_deliveries", { taskId })).toMatchObject({
       status: "in_progress",
       redeliveryRequestedBy: operator.email,
     });
@@ -388,7 +393,7 @@ describe("session and CSRF (the console shell's checks cover this router)", () =
     expect(browser.headers.location).toBe(`/console/sign-in?next=${encodeURIComponent(`${BASE}/${taskId}`)}`);
     expectError(await request(gw.app).get(`${BASE}/stats.json`), 401, 10005);
     expectError(await request(gw.app).post(`${BASE}/${taskId}/redeliver`).type("form").send({ _csrf: operator.csrfToken }), 401, 10005);
-    expect(await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+    expect(await readRow(gw.deps.db, "webhook_deliveries", { taskId })).toMatchObject({
       status: "delivered",
       redeliveryRequestedBy: null,
     });
@@ -400,7 +405,7 @@ describe("session and CSRF (the console shell's checks cover this router)", () =
     expectError(await post().send({}), 403, 10006);
     expectError(await post().send({ _csrf: "not-the-token" }), 403, 10006);
     expectError(await post().set("Origin", "https://elsewhere.example").send({ _csrf: operator.csrfToken }), 403, 10006);
-    expect(await prismaOf(gw.deps.db).webhookDelivery.findUniqueOrThrow({ where: { taskId } })).toMatchObject({
+    expect(await readRow(gw.deps.db, "webhook_deliveries", { taskId })).toMatchObject({
       status: "delivered",
       redeliveryRequestedBy: null,
     });

@@ -6,7 +6,7 @@ import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { processGeneration } from "../src/generation/process-generation.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { countRows, insertRow, insertUser, updateRows } from "../../../test/support/db-rows.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
@@ -34,25 +34,23 @@ function loadedBeforeDiscard(stale: Task): Database {
 
 test("a task the gateway refunded and hid after the worker loaded it is never started", async () => {
   const userId = newUserId();
-  await prismaOf(db).user.create({ data: { id: userId, credits: 10 } });
+  await insertUser(db, userId, 10);
   const id = newTaskId();
   // A model missing from the catalog would fail the task at once with 80001 if it ran.
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "audio",
-      model: "no-such-model",
-      status: TaskStatus.Queued,
-      input: {},
-      requestId: "req_x",
-      billingMethod: "flat",
-      reservedCredits: 1,
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "audio",
+    model: "no-such-model",
+    status: TaskStatus.Queued,
+    input: {},
+    requestId: "req_x",
+    billingMethod: "flat",
+    reservedCredits: 1,
   });
   const stale = (await findTask(db, id))!;
   // The gateway's compensation (an enqueue that timed out): hidden and refunded while still queued.
-  await prismaOf(db).task.update({ where: { id }, data: { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 } });
+  await updateRows(db, "tasks", { id }, { discardedAt: new Date(), chargedCredits: 0, refundedCredits: 1 });
 
   const deps = {
     config: loadConfig({ DATABASE_URL: process.env.DATABASE_URL }),
@@ -69,5 +67,5 @@ test("a task the gateway refunded and hid after the worker loaded it is never st
     startedAt: null,
     errorCode: null,
   });
-  expect(await prismaOf(db).ledgerEntry.count({ where: { taskId: id } })).toBe(0);
+  expect(await countRows(db, "ledger_entries", { taskId: id })).toBe(0);
 });

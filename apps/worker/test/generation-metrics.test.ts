@@ -6,13 +6,13 @@ import { createLogger } from "@gen/logger";
 import { createMetrics, renderMetrics } from "@gen/metrics";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { processGeneration } from "../src/generation/process-generation.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { insertRow, insertUser } from "../../../test/support/db-rows.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
 
 beforeAll(async () => {
-  await prismaOf(db).user.create({ data: { id: userId, credits: 10 } });
+  await insertUser(db, userId, 10);
 });
 afterAll(() => db.$disconnect());
 
@@ -35,8 +35,16 @@ test("a settled task is counted once by status, code, endpoint, model and provid
     metrics,
   } as unknown as GenerationDeps;
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: { id, userId, endpoint: "audio", model: "no-such-model", status: "queued", input: {}, requestId: "req_x", billingMethod: "flat", reservedCredits: 1 },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "audio",
+    model: "no-such-model",
+    status: "queued",
+    input: {},
+    requestId: "req_x",
+    billingMethod: "flat",
+    reservedCredits: 1,
   });
 
   await processGeneration(deps, id);

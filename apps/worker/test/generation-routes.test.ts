@@ -7,13 +7,13 @@ import { PolicyViolation, ProviderUnavailableError, UpstreamRejection, type Prov
 import { createDownloadGuard } from "@gen/storage";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { insertRow, insertUser, readRow } from "../../../test/support/db-rows.ts";
 
 // The submit across a model's routes (primary, then fallbacks), the waits a provider asks for,
 // the outage budget, and the operator-side cause; providers are scripted per route.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 1000 } }));
+beforeAll(() => insertUser(db, userId, 1000));
 afterAll(() => db.$disconnect());
 
 const catalog = createCatalog({
@@ -88,25 +88,23 @@ function deps(registry: (route: Route) => Provider, env: Record<string, string> 
 
 async function task(data: Record<string, unknown> = {}) {
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "detect",
-      model: "routed-detect",
-      input: { text: "is this written by a machine?" },
-      requestId: "req_x",
-      billingMethod: "flat",
-      reservedCredits: 1,
-      status: "queued",
-      ...data,
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "detect",
+    model: "routed-detect",
+    input: { text: "is this written by a machine?" },
+    requestId: "req_x",
+    billingMethod: "flat",
+    reservedCredits: 1,
+    status: "queued",
+    ...data,
   });
-  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await insertRow(db, "ledger_entries", { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 });
   return id;
 }
 
-const row = (id: string) => prismaOf(db).task.findUniqueOrThrow({ where: { id } });
+const row = (id: string) => readRow(db, "tasks", { id });
 const done: ProviderResult = { state: "completed", data: { ai_probability: 0.9, label: "ai" } };
 const outage = (status: number) => new ProviderUnavailableError(`HTTP ${status}`, { upstream: { status, message: "overloaded", requestId: "rq-1" } });
 const quota = (retryAfterMs?: number) =>

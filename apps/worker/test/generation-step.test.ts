@@ -9,11 +9,11 @@ import { createLogger } from "@gen/logger";
 import type { Provider } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { insertRow, insertUser } from "../../../test/support/db-rows.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 10 } }));
+beforeAll(() => insertUser(db, userId, 10));
 afterAll(() => db.$disconnect());
 
 /** A provider that records what it is asked and never answers a submit. */
@@ -47,19 +47,17 @@ function deps(provider: Provider): GenerationDeps {
 
 async function task(data: Record<string, unknown>) {
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "detect",
-      model: "sim-detect-1",
-      input: { text: "x" },
-      requestId: "req_x",
-      billingMethod: "flat",
-      reservedCredits: 1,
-      status: "queued",
-      ...data,
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "detect",
+    model: "sim-detect-1",
+    input: { text: "x" },
+    requestId: "req_x",
+    billingMethod: "flat",
+    reservedCredits: 1,
+    status: "queued",
+    ...data,
   });
   return id;
 }
@@ -111,7 +109,7 @@ test("a step past the task's deadline times it out (80002), cancels the upstream
   const { calls, provider } = recordingProvider();
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_late" });
-  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await insertRow(db, "ledger_entries", { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 });
   expect(await generationStep(deps(provider), id)).toBeUndefined();
   expect(calls).toEqual(["cancel up_late"]);
   const row = (await findTask(db, id))!;
@@ -135,7 +133,7 @@ test("finish hands off attempt 1 after the settlement commits: its job is added"
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const url = "https://hooks.test.example/h";
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_hook", webhookUrl: url });
-  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await insertRow(db, "ledger_entries", { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 });
   const { calls, handOff } = recordingHandOff();
   expect(await generationStep({ ...deps(provider), ...handOff }, id)).toBeUndefined();
   expect(calls).toEqual([`add ${id} 1`]);
@@ -147,7 +145,7 @@ test("a task cancelled while finish settles it: nothing is handed off", async ()
   const config = loadConfig({ DATABASE_URL: process.env.DATABASE_URL });
   const url = "https://hooks.test.example/h";
   const id = await task({ status: "in_progress", startedAt: new Date(Date.now() - config.generationTimeoutMs - 1), upstreamId: "up_cancel", webhookUrl: url });
-  await prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 } });
+  await insertRow(db, "ledger_entries", { userId, taskId: id, kind: "reserve", amount: 1, delta: -1 });
   // The gateway's cancel commits after the step loaded the task, before its finish (while the upstream job is cancelled).
   provider.cancel = async () => void (await settleTask(db, { id, reservedCredits: 1 }, { status: TaskStatus.Failed, code: Wf.Canceled, charge: 0 }));
   const { calls, handOff } = recordingHandOff();

@@ -1,12 +1,13 @@
 import { Worker } from "bullmq";
-import { createDatabase } from "@gen/db";
+import { createDatabase, ensureUser } from "@gen/db";
+import type { TaskStatus } from "@gen/domain";
 import { newTaskId, newUserId } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, createRedis, type GenerationJobData } from "@gen/queues";
 import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
 import { reconcileTasks } from "../src/reconcile-tasks.ts";
 import { deleteKeysUnder } from "../../../test/support/redis-keys.ts";
 import { testPrefix } from "../../../test/support/run-scope.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { insertRow, updateRows } from "../../../test/support/db-rows.ts";
 
 // Reconcilers scan whole tables: this file gets a database of its own.
 const scratch = await createScratchDatabase();
@@ -16,7 +17,7 @@ const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, redis, test
 const userId = newUserId();
 
 beforeAll(async () => {
-  await prismaOf(db).user.create({ data: { id: userId, credits: 0 } });
+  await ensureUser(db, userId);
 });
 afterAll(async () => {
   await queue.close();
@@ -26,23 +27,21 @@ afterAll(async () => {
   await scratch.drop();
 });
 
-async function task(status: string, extra: { discardedAt?: Date; ageMs?: number } = {}) {
+async function task(status: TaskStatus, extra: { discardedAt?: Date; ageMs?: number } = {}) {
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "images",
-      model: "sim-image-1",
-      status,
-      input: {},
-      requestId: "req_x",
-      billingMethod: "flat",
-      reservedCredits: 1,
-      discardedAt: extra.discardedAt,
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    status,
+    input: {},
+    requestId: "req_x",
+    billingMethod: "flat",
+    reservedCredits: 1,
+    discardedAt: extra.discardedAt,
   });
-  // updated_at is maintained by Prisma on writes; age the row directly.
+  // updated_at is the time of the row's last write; age the row directly.
   await db.$sql.query(`UPDATE tasks SET updated_at = now() - ($1 || ' milliseconds')::interval WHERE id = $2`, [String(extra.ageMs ?? 60_000), id]);
   return id;
 }
@@ -65,7 +64,7 @@ test("enqueues stranded non-terminal tasks once, and nothing else", async () => 
 
 test("a job that already failed while its task is not terminal is replaced", async () => {
   await queue.obliterate({ force: true });
-  await prismaOf(db).task.updateMany({ where: { userId }, data: { status: "completed" } });
+  await updateRows(db, "tasks", { userId }, { status: "completed" });
   const id = await task("in_progress");
   await queue.add("generate", { taskId: id }, { jobId: id });
   const connection = redis.duplicate();

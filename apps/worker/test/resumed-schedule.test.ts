@@ -7,13 +7,13 @@ import type { Provider } from "@gen/providers";
 import type { GenerationDeps } from "../src/generation/generation-deps.ts";
 import { CALLBACK_SAFETY_POLL_MS } from "../src/generation/poll-schedule.ts";
 import { generationStep } from "../src/generation/process-generation.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { insertRow, insertUser } from "../../../test/support/db-rows.ts";
 
 // The poll schedule is read from the task's row and its model: a step run by any worker, after a
 // crash or a restart, keeps the schedule the task's job was created with.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 10 } }));
+beforeAll(() => insertUser(db, userId, 10));
 afterAll(() => db.$disconnect());
 
 const running: Provider = { submit: async () => ({ upstreamId: "unused" }), poll: async () => ({ state: "running" }), cancel: async () => {} };
@@ -34,23 +34,21 @@ const deps = {
 
 async function runningTask(model: string, ageMs: number, upstreamCallback: boolean): Promise<string> {
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "detect",
-      model,
-      input: { text: "x" },
-      requestId: "req_x",
-      billingMethod: "flat",
-      reservedCredits: 1,
-      status: "in_progress",
-      startedAt: new Date(Date.now() - ageMs),
-      upstreamId: `up_${id}`,
-      upstreamProvider: "http",
-      upstreamModel: "x",
-      upstreamCallback,
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "detect",
+    model,
+    input: { text: "x" },
+    requestId: "req_x",
+    billingMethod: "flat",
+    reservedCredits: 1,
+    status: "in_progress",
+    startedAt: new Date(Date.now() - ageMs),
+    upstreamId: `up_${id}`,
+    upstreamProvider: "http",
+    upstreamModel: "x",
+    upstreamCallback,
   });
   return id;
 }

@@ -8,11 +8,13 @@ import {
   loadDeliveryStates,
   type AttemptRecord,
   type ClaimRequest,
+  ensureUser,
   findTask,
 } from "@gen/db";
+import type { DeliveryStatus } from "@gen/domain";
 import { newDeliveryId, newTaskId, newUserId } from "@gen/ids";
 import { createScratchDatabase } from "../../../test/support/scratch-database.ts";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { deleteRows, findRow, insertRow } from "../../../test/support/db-rows.ts";
 
 // The three statements of an attempt, in their one (batched) form. A lone attempt is a batch of
 // one: every condition is checked that way first (stateOf, claimOne, finishOne), then in batches
@@ -23,38 +25,36 @@ import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
 // same attempt.
 const db = createDatabase(process.env.DATABASE_URL!);
 const userId = newUserId();
-beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 0 } }));
+beforeAll(() => ensureUser(db, userId));
 afterAll(() => db.$disconnect());
 
 async function deliveryOf(delivery: {
-  status: string;
+  status: DeliveryStatus;
   attempts?: number;
   nextAttemptAt?: Date | null;
   redeliveryRequestedBy?: string | null;
   deliveredAt?: Date;
 }) {
   const id = newTaskId();
-  await prismaOf(db).task.create({
-    data: {
-      id,
-      userId,
-      endpoint: "images",
-      model: "sim-image-1",
-      status: "failed",
-      input: { prompt: "x" },
-      webhookUrl: "https://h.example/x",
-      requestId: "req_1",
-      billingMethod: "flat",
-      reservedCredits: 4,
-      chargedCredits: 0,
-      refundedCredits: 4,
-      errorCode: 50001,
-      errorMessage: "upstream failed",
-      startedAt: new Date(),
-      finishedAt: new Date(),
-    },
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    status: "failed",
+    input: { prompt: "x" },
+    webhookUrl: "https://h.example/x",
+    requestId: "req_1",
+    billingMethod: "flat",
+    reservedCredits: 4,
+    chargedCredits: 0,
+    refundedCredits: 4,
+    errorCode: 50001,
+    errorMessage: "upstream failed",
+    startedAt: new Date(),
+    finishedAt: new Date(),
   });
-  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
+  await insertRow(db, "webhook_deliveries", { taskId: id, url: "https://h.example/x", ...delivery });
   return id;
 }
 
@@ -78,7 +78,7 @@ test("a claim returns the task's body columns as Prisma reads them, and opens th
   const attemptId = newDeliveryId();
   const claimed = await claimOne(taskId, 1, attemptId, now);
   expect(claimed).toEqual(await claimOf(taskId, null));
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({
+  expect(await findRow(db, "webhook_deliveries", { taskId })).toMatchObject({
     status: "in_progress",
     attempts: 1,
     lastAttemptAt: now,
@@ -102,16 +102,16 @@ test("of two claims of the same attempt only the first gets a row; the second ch
 
 test("a finished delivery, or one not waiting for that attempt, is not claimed", async () => {
   for (const delivery of [
-    { status: "delivered", attempts: 1 },
-    { status: "failed", attempts: 3 },
+    { status: "delivered" as const, attempts: 1 },
+    { status: "failed" as const, attempts: 3 },
     // Attempt 1 open (no next attempt due): attempt 2 cannot be claimed.
-    { status: "in_progress", attempts: 1, nextAttemptAt: null },
+    { status: "in_progress" as const, attempts: 1, nextAttemptAt: null },
   ]) {
     const taskId = await deliveryOf(delivery);
     expect(await claimOne(taskId, delivery.attempts + 1, newDeliveryId(), new Date())).toBeUndefined();
     expect(await claimOne(taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
     expect(await listAttempts(db, taskId)).toHaveLength(0);
-    expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject(delivery);
+    expect(await findRow(db, "webhook_deliveries", { taskId })).toMatchObject(delivery);
   }
 });
 
@@ -125,13 +125,13 @@ test("a waiting attempt is claimed, and an operator's manual one carries who ask
 
 test("a delivery whose task row is gone is not claimed", async () => {
   const taskId = await deliveryOf({ status: "pending" });
-  await prismaOf(db).task.delete({ where: { id: taskId } });
+  await deleteRows(db, "tasks", { id: taskId });
   expect(await claimOne(taskId, 1, newDeliveryId(), new Date())).toBeUndefined();
   expect(await listAttempts(db, taskId)).toHaveLength(0);
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } })).toMatchObject({ status: "pending", attempts: 0 });
+  expect(await findRow(db, "webhook_deliveries", { taskId })).toMatchObject({ status: "pending", attempts: 0 });
 });
 
-async function openAttempt(delivery: { status: string; attempts: number; nextAttemptAt: Date | null; deliveredAt?: Date }) {
+async function openAttempt(delivery: { status: DeliveryStatus; attempts: number; nextAttemptAt: Date | null; deliveredAt?: Date }) {
   const taskId = await deliveryOf(delivery);
   const attempt = delivery.attempts + 1;
   const attemptId = newDeliveryId();
@@ -158,7 +158,7 @@ test("a 2xx delivers and sets delivered_at; a second report of the attempt chang
   const delivered = record(open, { finishedAt, outcome: "delivered", responseStatus: 200, status: "delivered", lastError: null });
   expect(await finishOne(delivered)).toBe("delivered");
   expect(await finishOne(record(open, { outcome: "attempt_lost", responseStatus: null, lastError: "attempt_lost" }))).toBeUndefined();
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+  expect(await findRow(db, "webhook_deliveries", { taskId: open.taskId })).toMatchObject({
     status: "delivered",
     responseStatus: 200,
     lastError: null,
@@ -172,7 +172,7 @@ test("a failure with a retry waits for it; the last failure is failed", async ()
   const open = await openAttempt({ status: "pending", attempts: 0, nextAttemptAt: null });
   const due = new Date(Date.now() + 40_000);
   expect(await finishOne(record(open, { status: "in_progress", nextAttemptAt: due }))).toBe("in_progress");
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+  expect(await findRow(db, "webhook_deliveries", { taskId: open.taskId })).toMatchObject({
     status: "in_progress",
     nextAttemptAt: due,
     deliveredAt: null,
@@ -180,7 +180,7 @@ test("a failure with a retry waits for it; the last failure is failed", async ()
 
   const last = await openAttempt({ status: "in_progress", attempts: 2, nextAttemptAt: new Date() });
   expect(await finishOne(record(last, {}))).toBe("failed");
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: last.taskId } })).toMatchObject({
+  expect(await findRow(db, "webhook_deliveries", { taskId: last.taskId })).toMatchObject({
     status: "failed",
     lastError: "http_500",
     deliveredAt: null,
@@ -191,7 +191,7 @@ test("a failed manual attempt keeps a delivered delivery delivered, with its del
   const deliveredAt = new Date(Date.now() - 60_000);
   const open = await openAttempt({ status: "in_progress", attempts: 1, nextAttemptAt: new Date(), deliveredAt });
   expect(await finishOne(record(open, {}))).toBe("delivered");
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: open.taskId } })).toMatchObject({
+  expect(await findRow(db, "webhook_deliveries", { taskId: open.taskId })).toMatchObject({
     status: "delivered",
     deliveredAt,
     lastError: "http_500",
@@ -228,7 +228,7 @@ test("a lone state read: the delivery, its task's end and owner, and the attempt
 test("a lone state read of a delivery that does not exist, or whose task row is gone, has no answer", async () => {
   expect(await stateOf(newTaskId(), 1)).toBeUndefined();
   const taskId = await deliveryOf({ status: "pending" });
-  await prismaOf(db).task.delete({ where: { id: taskId } });
+  await deleteRows(db, "tasks", { id: taskId });
   expect(await stateOf(taskId, 1)).toBeUndefined();
 });
 
@@ -290,12 +290,12 @@ test("batched claims: each row's conditions, one of two claims of the same attem
   expect(answers.slice(4)).toEqual([undefined, undefined]);
   const winner = requests[answers[0] ? 0 : 1]!;
   expect((await listAttempts(db, pending)).map((attempt) => attempt.id)).toEqual([winner.id]);
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: waiting } })).toMatchObject({
+  expect(await findRow(db, "webhook_deliveries", { taskId: waiting })).toMatchObject({
     status: "in_progress",
     attempts: 2,
     nextAttemptAt: null,
   });
-  expect(await prismaOf(db).webhookDelivery.findUnique({ where: { taskId: running } })).toMatchObject({ status: "in_progress", attempts: 1 });
+  expect(await findRow(db, "webhook_deliveries", { taskId: running })).toMatchObject({ status: "in_progress", attempts: 1 });
   expect(await listAttempts(db, running)).toHaveLength(0);
 });
 
@@ -318,7 +318,7 @@ test("batched finishes: every shape per row, and a second report of an attempt c
     undefined,
     undefined,
   ]);
-  const row = (taskId: string) => prismaOf(db).webhookDelivery.findUnique({ where: { taskId } });
+  const row = (taskId: string) => findRow(db, "webhook_deliveries", { taskId });
   expect(await row(delivers.taskId)).toMatchObject({ status: "delivered", responseStatus: 200, lastError: null, deliveredAt: finishedAt, nextAttemptAt: null });
   expect(await row(retries.taskId)).toMatchObject({ status: "in_progress", nextAttemptAt: due, deliveredAt: null, lastError: "http_500" });
   expect(await row(keeps.taskId)).toMatchObject({ status: "delivered", deliveredAt, lastError: "http_500" });

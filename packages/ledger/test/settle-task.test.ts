@@ -1,9 +1,9 @@
 import { LedgerKind, TaskStatus } from "@gen/domain";
-import { createDatabase, findTask, readCredits, readDelivery } from "@gen/db";
+import { createDatabase, findTask, inTransaction, readCredits, readDelivery } from "@gen/db";
 import { Wf } from "@gen/errors";
 import { newTaskId, newUserId } from "@gen/ids";
 import { settleTask } from "@gen/ledger";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { countRows, deleteRows, findRows, insertRow, insertUser, readRow } from "../../../test/support/db-rows.ts";
 
 const db = createDatabase(process.env.DATABASE_URL!);
 afterAll(() => db.$disconnect());
@@ -11,32 +11,30 @@ afterAll(() => db.$disconnect());
 async function reservedTask(reserved: number) {
   const userId = newUserId();
   const id = newTaskId();
-  await prismaOf(db).$transaction([
-    prismaOf(db).user.create({ data: { id: userId, credits: 100 - reserved } }),
-    prismaOf(db).ledgerEntry.create({ data: { userId, kind: LedgerKind.Grant, amount: 100, delta: 100 } }),
-    prismaOf(db).task.create({
-      data: {
-        id,
-        userId,
-        endpoint: "images",
-        model: "m",
-        status: TaskStatus.InProgress,
-        input: {},
-        requestId: "req_x",
-        billingMethod: "flat",
-        reservedCredits: reserved,
-      },
-    }),
-    prismaOf(db).ledgerEntry.create({ data: { userId, taskId: id, kind: LedgerKind.Reserve, amount: reserved, delta: -reserved } }),
-  ]);
+  await inTransaction(db, async (tx) => {
+    await insertUser(tx, userId, 100 - reserved);
+    await insertRow(tx, "ledger_entries", { userId, kind: LedgerKind.Grant, amount: 100, delta: 100 });
+    await insertRow(tx, "tasks", {
+      id,
+      userId,
+      endpoint: "images",
+      model: "m",
+      status: TaskStatus.InProgress,
+      input: {},
+      requestId: "req_x",
+      billingMethod: "flat",
+      reservedCredits: reserved,
+    });
+    await insertRow(tx, "ledger_entries", { userId, taskId: id, kind: LedgerKind.Reserve, amount: reserved, delta: -reserved });
+  });
   return { userId, id, task: { id, reservedCredits: reserved } };
 }
 
 async function expectInvariant(userId: string, taskId: string) {
-  const user = await prismaOf(db).user.findUniqueOrThrow({ where: { id: userId } });
-  const sum = await prismaOf(db).ledgerEntry.aggregate({ where: { userId }, _sum: { delta: true } });
-  expect(sum._sum.delta).toBe(user.credits);
-  const rows = await prismaOf(db).ledgerEntry.findMany({ where: { taskId } });
+  const user = await readRow(db, "users", { id: userId });
+  const entries = await findRows(db, "ledger_entries", { userId });
+  expect(entries.reduce((sum, entry) => sum + entry.delta, 0)).toBe(user.credits);
+  const rows = await findRows(db, "ledger_entries", { taskId });
   const amount = (kind: LedgerKind) => rows.find((r) => r.kind === kind)?.amount ?? 0;
   expect(amount(LedgerKind.Reserve)).toBe(amount(LedgerKind.Charge) + amount(LedgerKind.Refund));
 }
@@ -87,7 +85,7 @@ test("settled twice in a row: charged once, the second call writes nothing and r
   // The row the settlement returns is the task as any read gives it (the hand-off and the cancel answer use it).
   expect(first).toEqual(await findTask(db, id));
   expect(await settleTask(db, task, { status: TaskStatus.Failed, code: Wf.UpstreamFailed, charge: 0 })).toBeNull();
-  expect(await prismaOf(db).ledgerEntry.count({ where: { taskId: id } })).toBe(3);
+  expect(await countRows(db, "ledger_entries", { taskId: id })).toBe(3);
   expect(await readCredits(db, userId)).toBe(94);
   await expectInvariant(userId, id);
 });
@@ -120,7 +118,7 @@ test("one statement: the settlement reads nothing first; a caller's stale reserv
     const other = await reservedTask(5);
     expect(await settleTask(counted, { id: other.id, reservedCredits: 4 }, { status: TaskStatus.Completed, output: {}, charge: 4 })).toBeNull();
     expect((await findTask(db, other.id))!.status).toBe(TaskStatus.InProgress);
-    expect(await prismaOf(db).ledgerEntry.count({ where: { taskId: other.id } })).toBe(1);
+    expect(await countRows(db, "ledger_entries", { taskId: other.id })).toBe(1);
     await expectInvariant(userId, id);
   } finally {
     await counted.$disconnect();
@@ -129,16 +127,16 @@ test("one statement: the settlement reads nothing first; a caller's stale reserv
 
 test("the settlement leaves a task's webhook delivery alone: it stays pending for the delivery worker's claim", async () => {
   const { userId, id, task } = await reservedTask(4);
-  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://hooks.test.example/h", status: "pending" } });
+  await insertRow(db, "webhook_deliveries", { taskId: id, url: "https://hooks.test.example/h", status: "pending" });
   expect(await settleTask(db, task, { status: TaskStatus.Completed, output: {}, charge: 4 })).not.toBeNull();
   expect(await readDelivery(db, id)).toMatchObject({ status: "pending", attempts: 0 });
-  expect(await prismaOf(db).webhookAttempt.count({ where: { taskId: id } })).toBe(0);
+  expect(await countRows(db, "webhook_attempts", { taskId: id })).toBe(0);
   await expectInvariant(userId, id);
   await forgetDelivery(id);
 });
 
 /** The run's database is shared with the delivery reconciler's tests: a terminal task's pending delivery or open attempt must not be left for them. */
 async function forgetDelivery(taskId: string) {
-  await prismaOf(db).webhookAttempt.deleteMany({ where: { taskId } });
-  await prismaOf(db).webhookDelivery.deleteMany({ where: { taskId } });
+  await deleteRows(db, "webhook_attempts", { taskId });
+  await deleteRows(db, "webhook_deliveries", { taskId });
 }

@@ -1,10 +1,11 @@
 import type { Queue } from "bullmq";
-import { createDatabase, listAttempts } from "@gen/db";
+import { createDatabase, listAttempts, ensureUser } from "@gen/db";
+import type { DeliveryStatus } from "@gen/domain";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import type { WebhookJobData } from "@gen/queues";
 import { claimAttempt, finishAttempt, loadAttemptDecision, workerFailure, type OpenAttempt } from "@gen/webhook-delivery";
-import { prismaOf } from "../../../test/support/prisma-fixtures.ts";
+import { findRow, insertRow } from "../../../test/support/db-rows.ts";
 
 // The statements of an attempt through their gathering (gathered-statement.ts), against PostgreSQL:
 // a lone call is a batch of one of the one (batched) statement; calls made together share a
@@ -21,16 +22,26 @@ const deps = {
   webhookQueue: undefined as unknown as Queue<WebhookJobData>,
   now: () => new Date(),
 };
-beforeAll(() => prismaOf(db).user.create({ data: { id: userId, credits: 0 } }));
+beforeAll(() => ensureUser(db, userId));
 afterAll(() => db.$disconnect());
 
-async function deliveryOf(delivery: { status: string; attempts?: number; nextAttemptAt?: Date | null }) {
+async function deliveryOf(delivery: { status: DeliveryStatus; attempts?: number; nextAttemptAt?: Date | null }) {
   const id = newTaskId();
   const finishedAt = new Date();
   // Only what a decision and a claim read: a terminal task and its end.
-  const task = { id, userId, endpoint: "images", model: "sim-image-1", status: "completed", input: {}, requestId: "req_1", billingMethod: "flat" };
-  await prismaOf(db).task.create({ data: { ...task, reservedCredits: 4, finishedAt } });
-  await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: "https://h.example/x", ...delivery } });
+  await insertRow(db, "tasks", {
+    id,
+    userId,
+    endpoint: "images",
+    model: "sim-image-1",
+    status: "completed",
+    input: {},
+    requestId: "req_1",
+    billingMethod: "flat",
+    reservedCredits: 4,
+    finishedAt,
+  });
+  await insertRow(db, "webhook_deliveries", { taskId: id, url: "https://h.example/x", ...delivery });
   return { taskId: id, finishedAt };
 }
 
@@ -92,7 +103,7 @@ test("reports made together: of a result and `attempt_lost` for one attempt only
   ]);
   expect(reports.filter((report) => report !== null)).toHaveLength(1);
   const recorded = (await listAttempts(db, taskId))[0]!;
-  const delivery = await prismaOf(db).webhookDelivery.findUnique({ where: { taskId } });
+  const delivery = await findRow(db, "webhook_deliveries", { taskId });
   expect(delivery?.status).toBe(reports[0] ? "delivered" : "failed");
   expect(recorded.outcome).toBe(reports[0] ? "delivered" : "attempt_lost");
   // A lone report of the recorded attempt changes nothing either.

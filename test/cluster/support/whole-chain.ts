@@ -6,7 +6,7 @@ import { createOperator } from "../../../apps/console/test/support/console-sessi
 import type { FaultStack } from "../../faults/support/fault-stack.ts";
 import type { HookReceiver } from "../../faults/support/hook-receiver.ts";
 import { until } from "../../faults/support/load.ts";
-import { prismaOf } from "../../support/prisma-fixtures.ts";
+import { findRow, findRows } from "../../support/db-rows.ts";
 
 const METRICS_TOKEN_VALUE = "cluster-suite-metrics-token";
 
@@ -46,7 +46,7 @@ export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, r
   }
   const deliveries = await until(
     async () => {
-      const rows = await prismaOf(stack.db).webhookDelivery.findMany({ where: { taskId: { in: ids } } });
+      const rows = await findRows(stack.db, "webhook_deliveries", { taskId: ids });
       return rows.length === 2 && rows.every((row) => row.status === "delivered") ? rows : null;
     },
     60_000,
@@ -88,7 +88,7 @@ export async function runWholeChain(stack: FaultStack, receiver: HookReceiver, r
   expect(redeliver.status).toBe(303);
   await until(
     async () => {
-      const row = await prismaOf(stack.db).webhookDelivery.findUnique({ where: { taskId: ids[0]! } });
+      const row = await findRow(stack.db, "webhook_deliveries", { taskId: ids[0]! });
       return row?.status === "delivered" && row.attempts === 3;
     },
     60_000,

@@ -3,7 +3,7 @@ import { createScratchDatabase, type ScratchDatabase } from "../../support/scrat
 import { startFaultStack, type FaultStack } from "./fault-stack.ts";
 import { startHookReceiver, type HookReceiver } from "./hook-receiver.ts";
 import { until } from "./load.ts";
-import { prismaOf } from "../../support/prisma-fixtures.ts";
+import { countRows, findRows } from "../../support/db-rows.ts";
 
 /** The isolation scenarios' stage: a hanging receiver and a healthy one, the gateway and two workers on a scratch database. */
 export interface IsolationStage {
@@ -52,8 +52,9 @@ export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorte
 
 /** Attempt outcomes of the given tasks, "delivered 30, stale_claim 6" in `line`. */
 export async function attemptOutcomes(db: Database, taskIds: string[]): Promise<{ rows: [string | null, number][]; line: string }> {
-  const grouped = await prismaOf(db).webhookAttempt.groupBy({ by: ["outcome"], where: { taskId: { in: taskIds } }, _count: true });
-  const rows = grouped.map((row): [string | null, number] => [row.outcome, row._count]);
+  const counts = new Map<string | null, number>();
+  for (const attempt of await findRows(db, "webhook_attempts", { taskId: taskIds })) counts.set(attempt.outcome, (counts.get(attempt.outcome) ?? 0) + 1);
+  const rows = [...counts];
   return { rows, line: rows.map(([outcome, count]) => `${outcome ?? "open"} ${count}`).join(", ") };
 }
 
@@ -68,11 +69,11 @@ export async function healthyDispatch(
 ): Promise<{ latencies: number[]; tasks: { id: string; finishedAt: Date | null }[] }> {
   const { db } = stack;
   await until(
-    async () => (await prismaOf(db).webhookDelivery.count({ where: { taskId: { in: taskIds }, status: { in: ["delivered", "failed"] } } })) === taskIds.length,
+    async () => (await countRows(db, "webhook_deliveries", { taskId: taskIds, status: ["delivered", "failed"] })) === taskIds.length,
     120_000,
     "healthy webhooks settled",
   );
-  const tasks = await prismaOf(db).task.findMany({ where: { id: { in: taskIds } }, select: { id: true, finishedAt: true } });
+  const tasks = (await findRows(db, "tasks", { id: taskIds })).map(({ id, finishedAt }) => ({ id, finishedAt }));
   const latencies = tasks
     .flatMap(
       (task) =>

@@ -1,6 +1,6 @@
 import type { Database } from "@gen/db";
 import type { HookReceiver } from "./hook-receiver.ts";
-import { prismaOf } from "../../support/prisma-fixtures.ts";
+import { findRows } from "../../support/db-rows.ts";
 
 export interface LossReport {
   tasks: number;
@@ -44,18 +44,16 @@ export async function waitSettled(db: Database, timeoutMs: number): Promise<numb
  * charge, at most one refund, reserve = charge + refund, matching the task's columns).
  */
 export async function expectNothingLost(db: Database, receiver: HookReceiver, acceptedTaskIds: readonly string[]): Promise<LossReport> {
-  const tasks = await prismaOf(db).task.findMany({
-    select: { id: true, status: true, discardedAt: true, webhookUrl: true, reservedCredits: true, chargedCredits: true, refundedCredits: true },
-  });
+  const tasks = await findRows(db, "tasks");
   const byId = new Map(tasks.map((task) => [task.id, task]));
   expect(acceptedTaskIds.filter((id) => !byId.has(id))).toEqual([]);
   const open = tasks.filter((task) => task.discardedAt === null && task.status !== "completed" && task.status !== "failed");
   expect(open.map((task) => `${task.id}:${task.status}`)).toEqual([]);
 
-  const deliveries = await prismaOf(db).webhookDelivery.findMany({ select: { taskId: true, status: true } });
+  const deliveries = await findRows(db, "webhook_deliveries");
   const live = deliveries.filter((d) => byId.get(d.taskId)?.discardedAt === null);
   expect(live.filter((d) => d.status !== "delivered" && d.status !== "failed").map((d) => `${d.taskId}:${d.status}`)).toEqual([]);
-  const attempts = await prismaOf(db).webhookAttempt.findMany({ select: { taskId: true, outcome: true, finishedAt: true, requestedBy: true } });
+  const attempts = await findRows(db, "webhook_attempts");
   expect(attempts.filter((a) => a.finishedAt === null).map((a) => a.taskId)).toEqual([]);
 
   const problems: string[] = [];

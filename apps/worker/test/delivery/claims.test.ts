@@ -2,7 +2,7 @@ import { newDeliveryId } from "@gen/ids";
 import { claimAttempt, enqueueWebhookAttempt } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
+import { insertRows, updateRows } from "../../../../test/support/db-rows.ts";
 
 const RETRY_MS = 400;
 const FINAL_MS = 3_200;
@@ -44,34 +44,34 @@ test("attempts claimed too late for their window are stale_claim and not sent; a
 test("attempt 3 claimed more than 60 s after it was due is stale_claim, and the delivery is failed", async () => {
   const taskId = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 120_000) });
   const due = new Date(Date.now() - 61_000);
-  await prismaOf(fx.db).webhookAttempt.createMany({
-    data: [
-      {
-        id: newDeliveryId(),
-        taskId,
-        attemptNo: 1,
-        startedAt: new Date(Date.now() - 119_000),
-        finishedAt: new Date(Date.now() - 118_000),
-        outcome: "http_500",
-        responseStatus: 500,
-        durationMs: 1000,
-      },
-      {
-        id: newDeliveryId(),
-        taskId,
-        attemptNo: 2,
-        startedAt: new Date(Date.now() - 78_000),
-        finishedAt: new Date(Date.now() - 77_000),
-        outcome: "http_500",
-        responseStatus: 500,
-        durationMs: 1000,
-      },
-    ],
-  });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: { status: "in_progress", attempts: 2, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(Date.now() - 78_000), nextAttemptAt: due },
-  });
+  await insertRows(fx.db, "webhook_attempts", [
+    {
+      id: newDeliveryId(),
+      taskId,
+      attemptNo: 1,
+      startedAt: new Date(Date.now() - 119_000),
+      finishedAt: new Date(Date.now() - 118_000),
+      outcome: "http_500",
+      responseStatus: 500,
+      durationMs: 1000,
+    },
+    {
+      id: newDeliveryId(),
+      taskId,
+      attemptNo: 2,
+      startedAt: new Date(Date.now() - 78_000),
+      finishedAt: new Date(Date.now() - 77_000),
+      outcome: "http_500",
+      responseStatus: 500,
+      durationMs: 1000,
+    },
+  ]);
+  await updateRows(
+    fx.db,
+    "webhook_deliveries",
+    { taskId },
+    { status: "in_progress", attempts: 2, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(Date.now() - 78_000), nextAttemptAt: due },
+  );
   await enqueueWebhookAttempt(fx.queue, taskId, 3, 0);
 
   await fx.waitFor(async () => (await fx.delivery(taskId)).status === "failed");

@@ -2,9 +2,10 @@
 // further attempts delayed until places free (the job reads the task's user with the delivery's
 // state); another customer on the same receiver runs at once. The customer's cap is held here by
 // two places on other host names, as a wildcard DNS record's hanging hosts would hold it.
+import { ensureUser } from "@gen/db";
 import { newUserId } from "@gen/ids";
 import { webhookJobId } from "@gen/queues";
-import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
+import { updateRows } from "../../../../test/support/db-rows.ts";
 import { startReceiver, type Receiver } from "../../../../packages/webhook-sender/test/helpers/receiver.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 
@@ -39,8 +40,8 @@ test("a customer at its cap on other host names: its attempt waits delayed, anot
   // Another customer's attempt to the same receiver runs at once.
   const other = await fx.createTask({ url });
   const otherUser = newUserId();
-  await prismaOf(fx.db).user.create({ data: { id: otherUser, credits: 0 } });
-  await prismaOf(fx.db).task.update({ where: { id: other }, data: { userId: otherUser } });
+  await ensureUser(fx.db, otherUser);
+  await updateRows(fx.db, "tasks", { id: other }, { userId: otherUser });
   await fx.handOff(other);
   await fx.waitFor(async () => (await fx.delivery(other)).status === "delivered");
   expect((await fx.delivery(capped)).status).toBe("pending");

@@ -5,7 +5,7 @@ import { webhookJobId } from "@gen/queues";
 import { headerNames } from "../../../../packages/webhook-sender/test/helpers/senders.ts";
 import { createDeliveryFixture, hookUrl, ISO_MS, HOST, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
+import { countRows, updateRows } from "../../../../test/support/db-rows.ts";
 
 let fx: DeliveryFixture;
 let receiver: WebhookReceiver;
@@ -122,7 +122,7 @@ test("any output survives the trip byte for byte (nested objects, numbers, unico
     text: 'é ü \u2028 🚀 "q"',
     list: [1, [2, { z: null }]],
   };
-  await prismaOf(fx.db).task.update({ where: { id: taskId }, data: { endpoint: "moderations", output } });
+  await updateRows(fx.db, "tasks", { id: taskId }, { endpoint: "moderations", output });
   await fx.handOff(taskId);
   await fx.waitFor(async () => (await fx.delivery(taskId)).status === "delivered");
   expect(requestsFor(taskId)[0]!.body.toString("utf8")).toBe(renderTask(await fx.task(taskId)));
@@ -158,7 +158,7 @@ test("a duplicate job for an attempt that already ran sends nothing", async () =
 
 test("a delivery whose task is not terminal yet is left alone", async () => {
   const taskId = await fx.createTask({ url: hookUrl(receiver.port) });
-  await prismaOf(fx.db).task.update({ where: { id: taskId }, data: { status: "in_progress", finishedAt: null } });
+  await updateRows(fx.db, "tasks", { id: taskId }, { status: "in_progress", finishedAt: null });
   await fx.handOff(taskId);
   await fx.waitFor(async () => (await fx.queue.getJobState(webhookJobId(taskId, 1))) === "completed");
   expect(requestsFor(taskId)).toHaveLength(0);
@@ -168,7 +168,7 @@ test("a delivery whose task is not terminal yet is left alone", async () => {
 test("deliveries to many tasks run concurrently", async () => {
   const ids = await Promise.all(Array.from({ length: 40 }, () => fx.createTask({ url: hookUrl(receiver.port) })));
   await Promise.all(ids.map((id) => fx.handOff(id)));
-  await fx.waitFor(async () => (await prismaOf(fx.db).webhookDelivery.count({ where: { taskId: { in: ids }, status: "delivered" } })) === ids.length);
+  await fx.waitFor(async () => (await countRows(fx.db, "webhook_deliveries", { taskId: ids, status: "delivered" })) === ids.length);
   for (const id of ids) expect(requestsFor(id)).toHaveLength(1);
 });
 

@@ -6,7 +6,7 @@ import { reconcileDeliveries } from "../../src/delivery/index.ts";
 import { createDeliveryFixture, hookUrl, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { createScratchDatabase } from "../../../../test/support/scratch-database.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
+import { insertRow, updateRows } from "../../../../test/support/db-rows.ts";
 
 const RETRY_MS = 1_000;
 const GRACE_MS = 300;
@@ -52,23 +52,23 @@ async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: n
   const from = options.from ?? new Date();
   const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(options.finishedAgoMs, from) });
   for (let no = 1; no < attemptNo; no++) {
-    await prismaOf(fx.db).webhookAttempt.create({
-      data: {
-        id: newDeliveryId(),
-        taskId,
-        attemptNo: no,
-        startedAt: ago(options.startedAgoMs + 2_000, from),
-        finishedAt: ago(options.startedAgoMs + 1_900, from),
-        outcome: "http_500",
-        responseStatus: 500,
-        durationMs: 100,
-      },
+    await insertRow(fx.db, "webhook_attempts", {
+      id: newDeliveryId(),
+      taskId,
+      attemptNo: no,
+      startedAt: ago(options.startedAgoMs + 2_000, from),
+      finishedAt: ago(options.startedAgoMs + 1_900, from),
+      outcome: "http_500",
+      responseStatus: 500,
+      durationMs: 100,
     });
   }
-  const attempt = await prismaOf(fx.db).webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs, from) } });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: {
+  const attempt = await insertRow(fx.db, "webhook_attempts", { id: newDeliveryId(), taskId, attemptNo, startedAt: ago(options.startedAgoMs, from) });
+  await updateRows(
+    fx.db,
+    "webhook_deliveries",
+    { taskId },
+    {
       status: "in_progress",
       attempts: attemptNo,
       responseStatus: attemptNo > 1 ? 500 : null,
@@ -76,7 +76,7 @@ async function seedOpenAttempt(attemptNo: 1 | 2 | 3, options: { finishedAgoMs: n
       lastAttemptAt: attempt.startedAt,
       nextAttemptAt: null,
     },
-  });
+  );
   return { taskId, attempt };
 }
 
@@ -85,7 +85,7 @@ test("(a) a terminal task whose hand-off never happened gets attempt 1; fresh, u
   const stranded = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, now) });
   const fresh = await fx.createTask({ url: hookUrl(ok.port), finishedAt: now });
   const running = await fx.createTask({ url: hookUrl(ok.port) });
-  await prismaOf(fx.db).task.update({ where: { id: running }, data: { status: "in_progress", finishedAt: null } });
+  await updateRows(fx.db, "tasks", { id: running }, { status: "in_progress", finishedAt: null });
   const queued = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(5_000, now) });
   await fx.handOff(queued);
 
@@ -220,10 +220,12 @@ test("(c) a lost attempt 3 ends the delivery as failed", async () => {
 
 test("(b) a manual redelivery whose job was lost is enqueued once due, and sent once", async () => {
   const taskId = await fx.createTask({ url: hookUrl(ok.port), finishedAt: ago(60_000) });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: ago(50_000) },
-  });
+  await updateRows(
+    fx.db,
+    "webhook_deliveries",
+    { taskId },
+    { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: ago(50_000) },
+  );
   expect(await requestRedelivery({ db: fx.db, webhookQueue: fx.queue }, taskId, "alice", ago(GRACE_MS + 100))).toEqual({
     ok: true,
     attempt: 4,
@@ -244,15 +246,9 @@ test("(c) a manual attempt 2 that never finished is attempt_lost; the delivery i
   const { taskId, attempt } = await seedOpenAttempt(2, { finishedAgoMs: 60_000, startedAgoMs: 8_000 });
   // Attempt 1 had been delivered; the operator sent it again.
   const deliveredAt = ago(59_000);
-  await prismaOf(fx.db).webhookAttempt.updateMany({
-    where: { taskId, attemptNo: 1 },
-    data: { outcome: "delivered", responseStatus: 200, finishedAt: deliveredAt },
-  });
-  await prismaOf(fx.db).webhookAttempt.update({ where: { id: attempt.id }, data: { requestedBy: "alice" } });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: { redeliveryRequestedBy: "alice", deliveredAt, lastError: null, responseStatus: 200 },
-  });
+  await updateRows(fx.db, "webhook_attempts", { taskId, attemptNo: 1 }, { outcome: "delivered", responseStatus: 200, finishedAt: deliveredAt });
+  await updateRows(fx.db, "webhook_attempts", { id: attempt.id }, { requestedBy: "alice" });
+  await updateRows(fx.db, "webhook_deliveries", { taskId }, { redeliveryRequestedBy: "alice", deliveredAt, lastError: null, responseStatus: 200 });
 
   expect(await reconcile()).toEqual({ enqueued: 0, lost: 1 });
   // The API keeps showing the delivering attempt 1; the row records the lost resend.

@@ -4,7 +4,7 @@ import { renderTask } from "@gen/task-render";
 import { enqueueWebhookAttempt, requestRedelivery } from "@gen/webhook-delivery";
 import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./helpers/delivery-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
+import { deleteRows, insertRow, updateRows } from "../../../../test/support/db-rows.ts";
 
 const RETRY_MS = 200;
 const FINAL_MS = 4_400;
@@ -138,17 +138,19 @@ test("only a finished delivery can be sent again; unknown tasks and tasks withou
   // Waiting for its scheduled attempt 2.
   answer = 500;
   const waiting = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 1_000) });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId: waiting },
-    data: { status: "in_progress", attempts: 1, lastError: "http_500", responseStatus: 500, nextAttemptAt: new Date(Date.now() + 60_000) },
-  });
+  await updateRows(
+    fx.db,
+    "webhook_deliveries",
+    { taskId: waiting },
+    { status: "in_progress", attempts: 1, lastError: "http_500", responseStatus: 500, nextAttemptAt: new Date(Date.now() + 60_000) },
+  );
   expect(await redeliver(waiting)).toEqual({ ok: false, reason: "not_finished", status: "in_progress" });
   expect(await fx.webhookObject(waiting)).toMatchObject({ status: "in_progress", attempts: 1 });
 
   expect(await redeliver("task_00000000000000000000000000000000")).toEqual({ ok: false, reason: "unknown_task" });
   const plain = await fx.createTask({ url: hookUrl(receiver.port) });
-  await prismaOf(fx.db).webhookDelivery.delete({ where: { taskId: plain } });
-  await prismaOf(fx.db).task.update({ where: { id: plain }, data: { webhookUrl: null } });
+  await deleteRows(fx.db, "webhook_deliveries", { taskId: plain });
+  await updateRows(fx.db, "tasks", { id: plain }, { webhookUrl: null });
   expect(await redeliver(plain)).toEqual({ ok: false, reason: "no_webhook" });
   expect(postsFor(pending)).toHaveLength(0);
   expect(postsFor(waiting)).toHaveLength(0);
@@ -185,11 +187,8 @@ test("a manual attempt whose worker died before reporting is attempt_lost, not r
   const before = await fx.delivery(taskId);
   // What a worker killed mid-attempt leaves: the claim committed, the attempt open.
   const startedAt = new Date(Date.now() - 500);
-  const open = await prismaOf(fx.db).webhookAttempt.create({ data: { id: newDeliveryId(), taskId, attemptNo: 2, startedAt, requestedBy: "alice" } });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: { status: "in_progress", attempts: 2, lastAttemptAt: startedAt, redeliveryRequestedBy: "alice" },
-  });
+  const open = await insertRow(fx.db, "webhook_attempts", { id: newDeliveryId(), taskId, attemptNo: 2, startedAt, requestedBy: "alice" });
+  await updateRows(fx.db, "webhook_deliveries", { taskId }, { status: "in_progress", attempts: 2, lastAttemptAt: startedAt, redeliveryRequestedBy: "alice" });
   // BullMQ hands the stalled job to another worker.
   await enqueueWebhookAttempt(fx.queue, taskId, 2, 0);
 
@@ -211,10 +210,12 @@ test("a manual attempt whose worker died before reporting is attempt_lost, not r
 test("a manual request picked up more than its window late is stale_claim, and nothing is sent", async () => {
   answer = 500;
   const taskId = await fx.createTask({ url: hookUrl(receiver.port), finishedAt: new Date(Date.now() - 600_000) });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: new Date(Date.now() - 300_000) },
-  });
+  await updateRows(
+    fx.db,
+    "webhook_deliveries",
+    { taskId },
+    { status: "failed", attempts: 3, lastError: "http_500", responseStatus: 500, lastAttemptAt: new Date(Date.now() - 300_000) },
+  );
   // Requested 61 s ago: the job was stuck behind a backlog until now.
   expect(await redeliver(taskId, "alice", new Date(Date.now() - 61_000))).toMatchObject({ ok: true, attempt: 4 });
   const attempts = await finishedAttempts(taskId, 1);

@@ -4,7 +4,7 @@ import { createDeliveryFixture, hookUrl, ISO_MS, type DeliveryFixture } from "./
 import { startWebhookReceiver, type Respond, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 import type { RenderBody } from "../../src/delivery/index.ts";
 import { renderTaskBody } from "../../src/delivery/render-body.ts";
-import { prismaOf } from "../../../../test/support/prisma-fixtures.ts";
+import { insertRow, updateRows } from "../../../../test/support/db-rows.ts";
 
 // Shortened schedule: attempt 2 400 ms after attempt 1 failed, attempt 3 1.5 s after the task finished.
 const RETRY_MS = 400;
@@ -187,13 +187,22 @@ test("a job that arrives well before its attempt is due is put back until then",
   const taskId = await fx.createTask({ url: hookUrl(hook.port) });
   // Far enough ahead to tell "at once" from "at due", early enough for its window (finished + FINAL_MS).
   const due = new Date(Date.now() + 700);
-  await prismaOf(fx.db).webhookAttempt.create({
-    data: { id: newDeliveryId(), taskId, attemptNo: 1, startedAt: new Date(), finishedAt: new Date(), outcome: "http_500", responseStatus: 500, durationMs: 0 },
+  await insertRow(fx.db, "webhook_attempts", {
+    id: newDeliveryId(),
+    taskId,
+    attemptNo: 1,
+    startedAt: new Date(),
+    finishedAt: new Date(),
+    outcome: "http_500",
+    responseStatus: 500,
+    durationMs: 0,
   });
-  await prismaOf(fx.db).webhookDelivery.update({
-    where: { taskId },
-    data: { status: "in_progress", attempts: 1, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(), nextAttemptAt: due },
-  });
+  await updateRows(
+    fx.db,
+    "webhook_deliveries",
+    { taskId },
+    { status: "in_progress", attempts: 1, responseStatus: 500, lastError: "http_500", lastAttemptAt: new Date(), nextAttemptAt: due },
+  );
   // Say an operator re-enqueued attempt 2 by hand, without a delay.
   await enqueueWebhookAttempt(fx.queue, taskId, 2, 0);
 

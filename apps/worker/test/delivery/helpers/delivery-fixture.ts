@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from "@gen/config";
-import { createDatabase, findTask, readDelivery, type Task } from "@gen/db";
+import { createDatabase, ensureUser, findTask, readDelivery, type Task } from "@gen/db";
 import { newTaskId, newUserId } from "@gen/ids";
 import { createLogger } from "@gen/logger";
 import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
@@ -14,7 +14,7 @@ import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions }
 import { renderTaskBody } from "../../../src/delivery/render-body.ts";
 import { deleteKeysUnder } from "../../../../../test/support/redis-keys.ts";
 import { testPrefix } from "../../../../../test/support/run-scope.ts";
-import { prismaOf, type WebhookAttempt, type WebhookDelivery } from "../../../../../test/support/prisma-fixtures.ts";
+import { findRows, insertRow, readRow, type RowOf } from "../../../../../test/support/db-rows.ts";
 
 /** The receiver's name; the injected resolver maps it to 127.0.0.1, the only allowed address. */
 export const HOST = "hooks.test.example";
@@ -73,7 +73,7 @@ export async function createDeliveryFixture(options: FixtureOptions) {
   const lookup = fakeResolver((hostname) => (hostname === HOST ? ["127.0.0.1"] : hostname === BLOCKED_HOST ? ["127.0.0.2"] : { code: "ENOTFOUND" }));
   const sender: WebhookSender = createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowedCidrs: config.webhookAllowedCidrs, lookup, ca: ca.cert });
   const userId = newUserId();
-  await prismaOf(db).user.create({ data: { id: userId, credits: 0 } });
+  await ensureUser(db, userId);
   const workers: DeliveryWorker[] = [];
 
   return {
@@ -110,28 +110,26 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     async createTask(task: TaskOptions): Promise<string> {
       const id = newTaskId();
       const failed = task.status === "failed";
-      await prismaOf(db).task.create({
-        data: {
-          id,
-          userId,
-          endpoint: "images",
-          model: "sim-image-1",
-          status: failed ? "failed" : "completed",
-          input: { prompt: "a lighthouse" },
-          output: failed ? undefined : { image_urls: [`https://cdn.test.example/tasks/${id}/0.png`] },
-          errorCode: failed ? 80003 : null,
-          errorMessage: failed ? "Upstream returned a terminal failure" : null,
-          webhookUrl: task.url,
-          requestId: "req_000000000000000000000000",
-          billingMethod: "flat",
-          reservedCredits: 4,
-          chargedCredits: failed ? 0 : 4,
-          refundedCredits: failed ? 4 : 0,
-          startedAt: new Date(Date.now() - 1_000),
-          finishedAt: task.finishedAt ?? new Date(),
-        },
+      await insertRow(db, "tasks", {
+        id,
+        userId,
+        endpoint: "images",
+        model: "sim-image-1",
+        status: failed ? "failed" : "completed",
+        input: { prompt: "a lighthouse" },
+        output: failed ? undefined : { image_urls: [`https://cdn.test.example/tasks/${id}/0.png`] },
+        errorCode: failed ? 80003 : null,
+        errorMessage: failed ? "Upstream returned a terminal failure" : null,
+        webhookUrl: task.url,
+        requestId: "req_000000000000000000000000",
+        billingMethod: "flat",
+        reservedCredits: 4,
+        chargedCredits: failed ? 0 : 4,
+        refundedCredits: failed ? 4 : 0,
+        startedAt: new Date(Date.now() - 1_000),
+        finishedAt: task.finishedAt ?? new Date(),
       });
-      await prismaOf(db).webhookDelivery.create({ data: { taskId: id, url: task.url, status: "pending" } });
+      await insertRow(db, "webhook_deliveries", { taskId: id, url: task.url, status: "pending" });
       return id;
     },
 
@@ -139,13 +137,13 @@ export async function createDeliveryFixture(options: FixtureOptions) {
     handOff: (taskId: string) => enqueueWebhookAttempt(queue, taskId, 1, 0),
 
     task: async (taskId: string): Promise<Task> => (await findTask(db, taskId))!,
-    delivery: (taskId: string): Promise<WebhookDelivery> => prismaOf(db).webhookDelivery.findUniqueOrThrow({ where: { taskId } }),
-    attempts: (taskId: string): Promise<WebhookAttempt[]> => prismaOf(db).webhookAttempt.findMany({ where: { taskId }, orderBy: { attemptNo: "asc" } }),
+    delivery: (taskId: string): Promise<RowOf<"webhook_deliveries">> => readRow(db, "webhook_deliveries", { taskId }),
+    attempts: (taskId: string): Promise<RowOf<"webhook_attempts">[]> => findRows(db, "webhook_attempts", { taskId }, "attemptNo"),
 
     /** The `webhook` object of `GET /api/v1/tasks/{id}?include=webhook`, rendered as the gateway does. */
     async webhookObject(taskId: string): Promise<Record<string, unknown>> {
-      const [task, delivery] = await Promise.all([prismaOf(db).task.findUniqueOrThrow({ where: { id: taskId } }), readDelivery(db, taskId)]);
-      return JSON.parse(JSON.stringify(taskObject(task, { webhook: delivery }).webhook)) as Record<string, unknown>;
+      const [task, delivery] = await Promise.all([findTask(db, taskId), readDelivery(db, taskId)]);
+      return JSON.parse(JSON.stringify(taskObject(task!, { webhook: delivery }).webhook)) as Record<string, unknown>;
     },
 
     /** Polls until `check` returns a value other than undefined/false. */
