@@ -1,6 +1,6 @@
 // Submissions and polls per second through the real gateway process against bare Express, and
 // against two baselines doing the gateway's round trips (support/same-work-server.ts): the
-// same-work floor (pg, ioredis, BullMQ called directly) and the straightforward Prisma build.
+// same-work floor (pg, ioredis, BullMQ called directly).
 // Same client (autocannon, keep-alive), connections and duration; rounds rotate the subjects;
 // throughput is the median of rounds, CPU per request the sum over rounds from /proc.
 import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
@@ -33,15 +33,14 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
   // The gateway is the subject: no worker takes the jobs these submissions enqueue.
   await Promise.all([...stack.workers].map((w) => w.kill("SIGTERM")));
   // BENCH_PROCESSES=N: the gateway runs N cluster children (bench-context.ts) and bare Express the
-  // same way; the floor and Prisma servers stay single processes. CPU counts the whole tree.
+  // same way; the floor server stays a single process. CPU counts the whole tree.
   const processes = process.env.BENCH_PROCESSES ?? "1";
   const servers = await Promise.all(
-    [{ name: "bare" }, { name: "floor", mode: "floor" }, { name: "prisma", mode: "prisma" }].map(async ({ name, mode }) => {
+    [{ name: "bare" }, { name: "floor", mode: "floor" }].map(async ({ name, mode }) => {
       const port = await closedPort();
       const child = await startChild(mode ? "bench/support/same-work-server.ts" : "bench/support/bare-server.ts", {
         ...stack.env,
         PORT: String(port),
-        MODE: mode ?? "",
         PROCESSES: mode ? "1" : processes,
       });
       await child.message;
@@ -77,7 +76,6 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
     const rows: { name: string; label: string; target?: number; extra?: string }[] = [
       { name: "gateway", label: `${what}: gateway`, target, extra: `gateway / floor ${(rate("gateway") / rate("floor")).toFixed(2)}` },
       { name: "floor", label: `${what}: same-work floor (pg, ioredis, BullMQ)` },
-      { name: "prisma", label: `${what}: straightforward (Prisma client)`, extra: `floor / prisma ${(rate("floor") / rate("prisma")).toFixed(2)}` },
     ];
     return rows.map(({ name, label, target: t, extra }) => {
       const { rates, cpu } = tallies.get(name)!;
@@ -104,7 +102,7 @@ export async function httpThroughput(ctx: BenchContext): Promise<Figure[]> {
 
 /**
  * Submissions (images endpoint), then polls of one queued task, each after a warm-up (JIT,
- * connection pools, prepared statements, Prisma's query compiler), in rounds over the subjects.
+ * connection pools, prepared statements), in rounds over the subjects.
  * `poll` is returned for more rounds of the same task.
  */
 export async function submissionsAndPolls(ctx: BenchContext, subjects: Subject[], rounds: number, seconds: number) {

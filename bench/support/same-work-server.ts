@@ -1,20 +1,14 @@
-// Two baselines of the HTTP figures that do the gateway's round trips with none of its code, on the
-// same database, Redis and QUEUE_PREFIX, behind the same HTTP layer as bare Express:
-//   MODE=floor   the same-work floor: pg, ioredis and BullMQ called directly (key lookup, one
-//                limiter script, one statement for debit + task + reserve row, one enqueue; a poll
-//                is key lookup, limiter, one select), so gateway / floor says how close our code
-//                is to its own design's limit;
-//   MODE=prisma  the straightforward build: the same work through the Prisma client (the pg
-//                adapter, an interactive transaction for the submission), so floor / prisma says
-//                what the plain-SQL path gains over the obvious one.
-// No validation, pricing, logging or metrics: what is left is the cost of the round trips.
-import { PrismaPg } from "@prisma/adapter-pg";
+// The same-work floor of the HTTP figures: the gateway's round trips with none of its code, on the
+// same database, Redis and QUEUE_PREFIX, behind the same HTTP layer as bare Express; pg, ioredis and
+// BullMQ called directly (key lookup, one limiter script, one statement for debit + task + reserve
+// row, one enqueue; a poll is key lookup, limiter, one select), so gateway / floor says how close
+// our code is to its own design's limit. No validation, pricing, logging or metrics: what is left
+// is the cost of the round trips.
 import { Queue } from "bullmq";
 import express, { type Request, type Response } from "express";
 import pg from "pg";
-import { hashApiKey, newTaskId } from "@gen/ids";
+import { hashApiKey } from "@gen/ids";
 import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createRedis, generationJobId } from "@gen/queues";
-import { PrismaClient } from "../../test/support/generated/prisma-client/client.ts";
 import { RateLimiter } from "../../packages/rate-limit/src/index.ts";
 import { insertTask, readTask, userOfKey, type TaskRow } from "./same-work-sql.ts";
 
@@ -36,38 +30,7 @@ function floor(url: string): SameWork {
   return { userOf: (keyHash) => userOfKey(pool, keyHash), insert: (...args) => insertTask(pool, ...args), read: (id, userId) => readTask(pool, id, userId) };
 }
 
-function prisma(url: string): SameWork {
-  const db = new PrismaClient({ adapter: new PrismaPg(new pg.Pool({ connectionString: url, max: POOL_MAX })) });
-  return {
-    async userOf(keyHash) {
-      const key = await db.apiKey.findUnique({ where: { keyHash } });
-      return key && !key.revokedAt ? key.userId : null;
-    },
-    insert: (userId, model, input, price) =>
-      db.$transaction(async (tx) => {
-        const debited = await tx.user.updateMany({ where: { id: userId, credits: { gte: price } }, data: { credits: { decrement: price } } });
-        if (debited.count === 0) return null;
-        const task = await tx.task.create({
-          data: {
-            id: newTaskId(),
-            userId,
-            endpoint: "images",
-            model,
-            status: "queued",
-            input: input as object,
-            requestId: "req_bench",
-            billingMethod: "flat",
-            reservedCredits: price,
-          },
-        });
-        await tx.ledgerEntry.create({ data: { userId, taskId: task.id, kind: "reserve", amount: price, delta: -price } });
-        return task;
-      }),
-    read: (id, userId) => db.task.findFirst({ where: { id, userId, discardedAt: null } }),
-  };
-}
-
-const work = env.MODE === "prisma" ? prisma(env.DATABASE_URL!) : floor(env.DATABASE_URL!);
+const work = floor(env.DATABASE_URL!);
 const redis = createRedis(env.REDIS_URL!, "request");
 const queue = new Queue(QUEUE_NAMES.generation, { connection: redis, prefix: env.QUEUE_PREFIX! });
 const limiter = new RateLimiter(redis, env.QUEUE_PREFIX!);
