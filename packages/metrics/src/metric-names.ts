@@ -71,7 +71,7 @@ export const METRIC_DEFINITIONS = {
     type: "counter",
     labels: ["scope"],
     exportedBy: "worker",
-    help: "Webhook attempts that found a cap full (`scope` host or customer) and were delayed with jitter.",
+    help: "Webhook attempts that found a cap full (`scope` host or customer) and were delayed until their turn.",
   },
   webhookDelayed: {
     name: "webhook_attempts_delayed_total",

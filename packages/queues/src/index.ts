@@ -15,7 +15,7 @@ export { checkRedis } from "./check-redis.ts";
 export { enqueueGenerationJobs } from "./enqueue-generation-jobs.ts";
 export { createQueue } from "./create-queue.ts";
 export { createRedis, type RedisClient, type RedisRole } from "./create-redis.ts";
-export { createDeliveryCaps, type CapScope, type DeliveryCapOptions, type DeliveryCaps } from "./delivery-caps.ts";
+export { createDeliveryCaps, type CapAnswer, type CapScope, type DeliveryCapOptions, type DeliveryCaps } from "./delivery-caps.ts";
 export { withDeadline } from "./with-deadline.ts";
 export { wakeGenerationJob } from "./wake-generation-job.ts";
 export { clearUpstreamCallback, signalUpstreamCallback, takeUpstreamCallback } from "./upstream-callback-signal.ts";

@@ -44,5 +44,10 @@ export function manualAttemptWindowEndsAt(requestedAt: Date): Date {
 
 /** A claim at `now` can still finish inside the window only if the whole timeout fits. */
 export function fitsWindow(now: Date, windowEndsAt: Date, schedule: Schedule): boolean {
-  return now.getTime() + schedule.webhookTimeoutMs <= windowEndsAt.getTime();
+  return now.getTime() <= lastStartIn(windowEndsAt, schedule);
+}
+
+/** The last moment (epoch ms) an attempt may start and still finish inside its window. */
+export function lastStartIn(windowEndsAt: Date, schedule: Schedule): number {
+  return windowEndsAt.getTime() - schedule.webhookTimeoutMs;
 }

@@ -37,6 +37,7 @@ export {
   FINAL_ATTEMPT_WINDOW_MS,
   attemptWindowEndsAt,
   fitsWindow,
+  lastStartIn,
   isScheduledAttempt,
   manualAttemptWindowEndsAt,
   nextAttemptDueAt,

@@ -1,8 +1,9 @@
 import { DelayedError, type Job } from "bullmq";
 import { RENDER_TIMEOUT_MS } from "@gen/domain";
 import { recordWebhookDelay } from "@gen/metrics";
-import { createDeliveryCaps, type DeliveryCaps, type RedisClient, type WebhookJobData } from "@gen/queues";
+import { createDeliveryCaps, type CapAnswer, type DeliveryCaps, type RedisClient, type WebhookJobData } from "@gen/queues";
 import type { Config } from "@gen/config";
+import { lastStartIn } from "@gen/webhook-delivery";
 import type { DeliveryDeps } from "./delivery-deps.ts";
 
 /** A place under the caps, held from before the claim to the end of the POST. */
@@ -24,24 +25,21 @@ export function createWorkerCaps(redis: RedisClient, config: Config): DeliveryCa
   });
 }
 
-// An attempt over a cap asks again after this, four times longer on every further try of its job
-// (up to four times the receiver's timeout: a hanging host frees each place once per timeout, and
-// its backlog of attempts 3, each with a minute's window, should cost a handful of turns each) and
-// with jitter, so a hanging host's backlog costs a few job turns per attempt rather than one per tick.
-const FIRST_RETRY_MS = 50;
-const RETRY_GROWTH = 4;
-const MAX_RETRY_TIMEOUTS = 4;
+// The least an attempt over a cap waits for its turn, and a little jitter on top (a tenth of the
+// wait, at most this): turns handed out by several workers at once do not all land on one tick.
+const MIN_TURN_WAIT_MS = 5;
+const MAX_JITTER_MS = 20;
 // BullMQ serves its wait list before any prioritized job: an attempt that found a cap full comes
 // back prioritized, behind every fresh attempt, so a host's or customer's backlog never delays others'.
 const OVER_CAP_PRIORITY = 1;
 
 /**
  * Takes the attempt's place under its receiver host's cap (host and port, lower case) and its
- * customer's. Over either: the job goes back to delayed (DelayedError, as BullMQ wants), its worker
- * slot free meanwhile, and returns behind every fresh attempt (OVER_CAP_PRIORITY); it is never
- * delayed past the last moment its window allows a start, so that run records `stale_claim`
- * without sending. Redis trouble here does not stop delivery: the attempt runs without a place
- * (logged).
+ * customer's. Over either: the job goes back to delayed until the turn the caps gave it
+ * (DelayedError, as BullMQ wants), its worker slot free meanwhile, and returns behind every fresh
+ * attempt (OVER_CAP_PRIORITY); it is never delayed past the last moment its window allows a start,
+ * so that run records `stale_claim` without sending. Redis trouble here does not stop delivery: the
+ * attempt runs without a place (logged).
  */
 export async function takeCapPlace(
   deps: DeliveryDeps,
@@ -53,17 +51,18 @@ export async function takeCapPlace(
   if (!deps.caps || host === null || token === undefined || job.id === undefined) return NO_PLACE;
   const { caps } = deps;
   const attempt = job.id;
-  let answer: Awaited<ReturnType<DeliveryCaps["take"]>>;
+  const lastStart = lastStartIn(to.windowEndsAt, deps.config);
+  let answer: CapAnswer;
   try {
-    answer = await caps.take(host, to.customer, attempt);
+    answer = await caps.take(host, to.customer, attempt, lastStart);
   } catch (error) {
     deps.logger.warn("delivery cap check failed; attempt runs without it", { task_id: job.data.taskId, err: error });
     return NO_PLACE;
   }
-  if (answer === "taken") return placeOf(deps, caps, host, to.customer, attempt);
-  recordWebhookDelay(deps.metrics, "cap", answer);
+  if (answer.taken) return placeOf(deps, caps, host, to.customer, attempt);
+  recordWebhookDelay(deps.metrics, "cap", answer.full);
   if (job.priority !== OVER_CAP_PRIORITY) await job.changePriority({ priority: OVER_CAP_PRIORITY });
-  await job.moveToDelayed(retryAt(deps, job.attemptsStarted, to.windowEndsAt), token);
+  await job.moveToDelayed(askAgainAt(deps, answer.turnAt, lastStart), token);
   throw new DelayedError();
 }
 
@@ -80,12 +79,15 @@ function placeOf(deps: DeliveryDeps, caps: DeliveryCaps, host: string, customer:
   };
 }
 
-/** When an attempt over a cap asks again: the growing delay with jitter, at most to the window's last start. */
-function retryAt(deps: DeliveryDeps, tries: number, windowEndsAt: Date): number {
-  const delayMs = Math.min(FIRST_RETRY_MS * RETRY_GROWTH ** Math.min(Math.max(0, tries - 1), 8), MAX_RETRY_TIMEOUTS * deps.config.webhookTimeoutMs);
+/**
+ * When an attempt over a cap asks again: at its turn (a few ms at least, a little jitter), at the
+ * latest just past its last start, where its run records `stale_claim` without sending (the caps
+ * give a turn past the last start to no one, and tell this attempt its last start instead).
+ */
+function askAgainAt(deps: DeliveryDeps, turnAt: number, lastStart: number): number {
   const now = deps.now().getTime();
-  const lastStart = windowEndsAt.getTime() - deps.config.webhookTimeoutMs + 1;
-  return Math.min(now + delayMs * (0.5 + Math.random()), Math.max(now, lastStart));
+  const wait = Math.max(MIN_TURN_WAIT_MS, turnAt - now);
+  return Math.min(now + wait + Math.random() * Math.min(MAX_JITTER_MS, wait / 10), Math.max(now, lastStart + 1));
 }
 
 /** The receiver's host and port, lower case; null if the URL is unparsable (the sender then fails it). */

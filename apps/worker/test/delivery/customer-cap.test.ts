@@ -26,8 +26,8 @@ afterAll(async () => {
 test("a customer at its cap on other host names: its attempt waits delayed, another customer's runs; freed places let it through", async () => {
   const caps = fx.caps();
   const url = hookUrl(hooks.port);
-  for (let i = 0; i < CUSTOMER_CAP; i++) expect(await caps.take(`t${i}.wildcard.example`, fx.userId, `held-${i}`)).toBe("taken");
-  expect(await caps.take("t9.wildcard.example", fx.userId, "one-more")).toBe("customer");
+  for (let i = 0; i < CUSTOMER_CAP; i++) expect(await caps.take(`t${i}.wildcard.example`, fx.userId, `held-${i}`)).toEqual({ taken: true });
+  expect(await caps.take("t9.wildcard.example", fx.userId, "one-more")).toMatchObject({ taken: false, full: "customer" });
 
   const capped = await fx.createTask({ url });
   await fx.handOff(capped);
