@@ -134,7 +134,15 @@ export function createDeliveryCaps(redis: RedisClient, options: DeliveryCapOptio
       return { taken: false, full: full === 1 ? "host" : "customer", turnAt };
     },
     async release(host, customer, attempt) {
-      await commands.releaseDeliveryCap(key("host", host), key("customer", customer), pace("host", host), pace("customer", customer), attempt, Date.now(), options.holdMs);
+      await commands.releaseDeliveryCap(
+        key("host", host),
+        key("customer", customer),
+        pace("host", host),
+        pace("customer", customer),
+        attempt,
+        Date.now(),
+        options.holdMs,
+      );
     },
     inFlight: (scope, name) => redis.zcard(key(scope, name)),
   };
