@@ -80,13 +80,13 @@ test("attempts refused at a full cap get turns one after the other, spaced by th
   const before = Date.now();
   const first = await caps.take(h, c, "c");
   const second = await caps.take(h, c, "d");
-  const after = Date.now();
   if (first.taken || second.taken) throw new Error("the host is at its cap");
   expect(first.full).toBe("host");
-  // About 100 ms held / 2 places: a turn 50 ms or more away, the next one about 50 ms after it.
-  expect(first.turnAt - after).toBeGreaterThanOrEqual(45);
-  expect(first.turnAt - before).toBeLessThan(1_000);
-  expect(second.turnAt - first.turnAt).toBeGreaterThanOrEqual(45);
+  // At least 100 ms held / 2 places: a turn 50 ms or more away, the next one 50 ms or more after it
+  // (turns are whole ms, rounded up).
+  expect(first.turnAt - before).toBeGreaterThanOrEqual(50);
+  expect(first.turnAt - before).toBeLessThan(5_000);
+  expect(second.turnAt - first.turnAt).toBeGreaterThanOrEqual(49);
 });
 
 test("the time a place is held is learnt from the releases: a fast receiver's refused attempts come back within milliseconds", async () => {
