@@ -1,13 +1,13 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { freePort } from "../support/free-port.ts";
-import { deletePrefixAt } from "../support/redis-keys.ts";
 import { testPrefix } from "../support/run-scope.ts";
+import { startPnpmScript, type PnpmScript } from "./pnpm-script.ts";
 
 // `pnpm start:console`: the operations console alone on CONSOLE_PORT, exactly the documented command.
 const run = promisify(execFile);
-let service: ChildProcess | undefined;
+let service: PnpmScript | undefined;
 let base = "";
 let env: NodeJS.ProcessEnv;
 
@@ -22,26 +22,10 @@ beforeAll(async () => {
     QUEUE_PREFIX: testPrefix("console"),
     LOG_LEVEL: "warn",
   };
-  service = spawn("pnpm", ["start:console"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
-  for (let i = 0; i < 200; i++) {
-    const up = await fetch(`${base}/console/sign-in`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("pnpm start:console did not come up");
+  service = await startPnpmScript("start:console", env, `${base}/console/sign-in`);
 }, 40_000);
 
-afterAll(async () => {
-  try {
-    process.kill(-service!.pid!, "SIGKILL");
-  } catch {
-    /* already gone */
-  }
-  if (env) await deletePrefixAt(env.REDIS_URL ?? "redis://127.0.0.1:6379", env.QUEUE_PREFIX!);
-});
+afterAll(() => service?.stop());
 
 const cookie = (res: Response, name: string) =>
   res.headers
@@ -73,8 +57,8 @@ test("an operator made with pnpm admin signs in on CONSOLE_PORT and sees the con
 
 test("SIGTERM stops it within a bounded time", async () => {
   const started = Date.now();
-  const exited = new Promise<number | null>((resolve) => service!.once("exit", (code) => resolve(code)));
-  process.kill(-service!.pid!, "SIGTERM");
+  const exited = new Promise<number | null>((resolve) => service!.child.once("exit", (code) => resolve(code)));
+  process.kill(-service!.child.pid!, "SIGTERM");
   await exited;
   expect(Date.now() - started).toBeLessThan(20_000);
   await expect(fetch(`${base}/console/sign-in`)).rejects.toThrow();

@@ -1,14 +1,14 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "../support/free-port.ts";
-import { deletePrefixAt } from "../support/redis-keys.ts";
 import { testPrefix } from "../support/run-scope.ts";
+import { startPnpmScript, type PnpmScript } from "./pnpm-script.ts";
 
 const run = promisify(execFile);
-let service: ChildProcess | undefined;
+let service: PnpmScript | undefined;
 let base = "";
 let env: NodeJS.ProcessEnv;
 let metricsBase = "";
@@ -34,27 +34,10 @@ beforeAll(async () => {
   };
   delete env.UPSTREAM_URL;
   delete env.MODEL_CATALOG;
-  // Exactly the documented command, in its own process group like a terminal session.
-  service = spawn("pnpm", ["start"], { env, detached: true, stdio: ["ignore", "ignore", "inherit"] });
-  for (let i = 0; i < 200; i++) {
-    const ready = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("pnpm start did not become ready");
+  service = await startPnpmScript("start", env, `${base}/readyz`);
 }, 40_000);
 
-afterAll(async () => {
-  try {
-    process.kill(-service!.pid!, "SIGKILL");
-  } catch {
-    /* already gone */
-  }
-  if (env) await deletePrefixAt(env.REDIS_URL ?? "redis://127.0.0.1:6379", env.QUEUE_PREFIX!);
-});
+afterAll(() => service?.stop());
 
 const BODIES: [string, Record<string, unknown>, string | null][] = [
   ["/api/v1/images/generations", { model: "sim-image-1", prompt: "a lighthouse", size: "256x256" }, "image_urls"],
@@ -111,8 +94,8 @@ test("the gateway's metrics are on GATEWAY_METRICS_PORT, not on the public API p
 
 test("SIGTERM stops gateway, worker and upstream simulator within a bounded time", async () => {
   const started = Date.now();
-  const exited = new Promise<number | null>((resolve) => service!.once("exit", (code) => resolve(code)));
-  process.kill(-service!.pid!, "SIGTERM");
+  const exited = new Promise<number | null>((resolve) => service!.child.once("exit", (code) => resolve(code)));
+  process.kill(-service!.child.pid!, "SIGTERM");
   await exited;
   expect(Date.now() - started).toBeLessThan(20_000);
   await expect(fetch(`${base}/healthz`)).rejects.toThrow();
