@@ -19,6 +19,7 @@ import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
 import { CpuTally, machineBusyMs, sampleCpu, wakeUps } from "./support/proc-cpu.ts";
 import { traceStretch, tracing } from "./support/dispatch-trace.ts";
+import { warmDeliveries } from "./support/warm-deliveries.ts";
 
 /** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
 const DISPATCH_REPORT_MS = 100;
@@ -41,20 +42,9 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, stack.env.QUEUE_PREFIX!);
 
   // Warm-up of both senders (TLS sessions, JIT), for every shape measured below: spread over the
-  // host names, then a burst to the one host the first figure sends to, which opens that host's
-  // connections and runs the cap's refusals and turns (its first burst cost the worker twice the
-  // CPU per delivery of the next one).
-  for (const [urls, n] of [
-    [receiver.urls, 200],
-    [receiver.url, 1_000],
-  ] as const) {
-    const warm = await createRunningTasks(db, user.userId, urls, n);
-    await completeTasks(db, warm);
-    await queue.addBulk(
-      warm.map((taskId) => ({ name: "deliver", data: { taskId, attempt: 1 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 1) } })),
-    );
-    await waitFor(() => warm.every((id) => receiver.posts.has(id)), 60_000, "warm-up deliveries");
-  }
+  // host names, then a burst to the one host the first figure sends to.
+  await warmDeliveries(ctx, queue, receiver.urls, 200);
+  await warmDeliveries(ctx, queue, receiver.url, 1_000);
   let gotCpuMs = 0;
   let gotCount = 0;
   const gotLoop = async (n: number, inFlight = concurrency) => {
@@ -272,7 +262,7 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   // per-host isolation costs when every delivery goes to one host.
   const uncappedCpu = new CpuTally();
   const uncappedRate = await withOwnWorker(ctx, UNCAPPED_HOST, "worker-uncapped", async (w) => {
-    await workerRound(w.child.pid!, new CpuTally(), 1_000); // warm-up to its one host, as the first worker had
+    await warmDeliveries(ctx, queue, receiver.url, 1_000);
     return workerRound(w.child.pid!, uncappedCpu);
   });
   redis.disconnect();

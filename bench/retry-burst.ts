@@ -9,6 +9,7 @@ import { cpuColumns, type Figure } from "./support/figure.ts";
 import { percentile } from "./support/load.ts";
 import { UNCAPPED_HOST, withOwnWorker } from "./support/own-worker.ts";
 import { CpuTally, sampleCpu } from "./support/proc-cpu.ts";
+import { warmDeliveries } from "./support/warm-deliveries.ts";
 
 const CHUNK = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
@@ -24,6 +25,8 @@ async function burst(ctx: BenchContext, workerPid: number, count: number): Promi
   const redis = createRedis(stack.env.REDIS_URL!, "request");
   const queue = createQueue<WebhookJobData>(QUEUE_NAMES.webhook, redis, stack.env.QUEUE_PREFIX!);
   try {
+    // A fresh worker process: its first burst would be its warm-up (see warm-deliveries.ts).
+    await warmDeliveries(ctx, queue, receiver.url, 1_000);
     const ids = Array.from({ length: count }, () => newTaskId());
     // Far enough ahead for the rows and the jobs to be in place; due times spread over one second.
     const second = Math.ceil((Date.now() + (ctx.quick ? 10_000 : 25_000)) / 1000) * 1000;
