@@ -12,7 +12,9 @@ import { completeTasks, createRunningTasks } from "./bench-tasks.ts";
 export async function warmDeliveries(ctx: BenchContext, queue: Queue<WebhookJobData>, urls: string | string[], count: number): Promise<void> {
   const ids = await createRunningTasks(ctx.db, ctx.user.userId, urls, count);
   await completeTasks(ctx.db, ids);
-  await queue.addBulk(ids.map((taskId) => ({ name: "deliver", data: { taskId, attempt: 1 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 1) } })));
+  await queue.addBulk(
+    ids.map((taskId) => ({ name: "deliver", data: { taskId, attempt: 1 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 1) } })),
+  );
   const deadline = Date.now() + 60_000;
   while (!ids.every((id) => ctx.receiver.posts.has(id))) {
     if (Date.now() > deadline) throw new Error("warm-up deliveries: not all received after 60 s");
