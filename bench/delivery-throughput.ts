@@ -6,12 +6,12 @@ import os from "node:os";
 import { loadConfig } from "@gen/config";
 import { createDatabase } from "@gen/db";
 import { createLogger } from "@gen/logger";
-import { QUEUE_NAMES, WEBHOOK_JOB_OPTIONS, createQueue, createRedis, webhookJobId, type WebhookJobData } from "@gen/queues";
+import { QUEUE_NAMES, createQueue, createRedis, type WebhookJobData } from "@gen/queues";
 import { TaskStatus } from "@gen/domain";
 import { settleTask } from "@gen/ledger";
 import { handOffWebhook } from "@gen/webhook-delivery";
 import type { BenchContext } from "./support/bench-context.ts";
-import { completeTasks, createRunningTasks } from "./support/bench-tasks.ts";
+import { createRunningTasks } from "./support/bench-tasks.ts";
 import { startChild } from "./support/child.ts";
 import { dispatchStages, type HandOffTimes } from "./support/dispatch-stages.ts";
 import { cpuColumns, type Figure } from "./support/figure.ts";
@@ -19,7 +19,7 @@ import { median, percentile } from "./support/load.ts";
 import { withOwnWorker, UNCAPPED_HOST } from "./support/own-worker.ts";
 import { CpuTally, machineBusyMs, sampleCpu, wakeUps } from "./support/proc-cpu.ts";
 import { traceStretch, tracing } from "./support/dispatch-trace.ts";
-import { warmDeliveries } from "./support/warm-deliveries.ts";
+import { deliverBurst, warmDeliveries } from "./support/warm-deliveries.ts";
 
 /** How often the receiver reports arrivals during a dispatch stretch (its default: every 2 ms). */
 const DISPATCH_REPORT_MS = 100;
@@ -73,16 +73,10 @@ export async function deliveryThroughput(ctx: BenchContext): Promise<Figure[]> {
   const rounds = ctx.quick ? 1 : 2;
   /** `n` completed tasks handed off at once to the worker process `pid`: deliveries per second. */
   const workerRound = async (pid: number, tally: CpuTally, n = count, urls: string | string[] = receiver.url) => {
-    const ids = await createRunningTasks(db, user.userId, urls, n);
-    await completeTasks(db, ids);
-    const started = performance.now();
-    const stop = sampleCpu({ worker: () => [pid], ...ctx.sharedGroups });
-    await queue.addBulk(
-      ids.map((taskId) => ({ name: "deliver", data: { taskId, attempt: 1 }, opts: { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(taskId, 1) } })),
-    );
-    await waitFor(() => ids.every((id) => receiver.posts.has(id)), 120_000, "worker deliveries");
-    tally.add(stop(), n);
-    return (n / (performance.now() - started)) * 1000;
+    let stop: (() => ReturnType<ReturnType<typeof sampleCpu>>) | undefined;
+    const elapsedMs = await deliverBurst(ctx, queue, urls, n, () => (stop = sampleCpu({ worker: () => [pid], ...ctx.sharedGroups })));
+    tally.add(stop!(), n);
+    return (n / elapsedMs) * 1000;
   };
   for (let round = 0; round < rounds; round++) {
     worker.push(await workerRound(workerPid, workerCpu));
