@@ -1,2 +1,3 @@
 export { readCappedAnswer, type CappedAnswer } from "./read-capped-answer.ts";
+export { readCappedBody } from "./read-capped-body.ts";
 export { AnswerTooLargeError } from "./answer-too-large-error.ts";

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
-import { AnswerTooLargeError } from "./answer-too-large-error.ts";
+import { readCappedBody } from "./read-capped-body.ts";
 
 export interface CappedAnswer {
   statusCode: number;
@@ -17,56 +17,33 @@ interface AnswerHead {
 
 /**
  * Reads an HTTP answer from a got stream into memory, never more than `maxBytes` of body (counted
- * after decompression, so a compressed bomb stops at the cap too). A Content-Length above the cap
- * is refused before any byte is read, and the stream is destroyed as soon as what arrived passes
- * it, so an answer that is huge or never ends costs at most the cap. `wantsBody` may decline the
- * body of an answer (a redirect, an error status): the stream is closed after the head.
- * Rejects with AnswerTooLargeError, or with the stream's own error (time-out, network, abort).
+ * after decompression, so a compressed bomb stops at the cap too), by readCappedBody. `wantsBody`
+ * may decline the body of an answer (a redirect, an error status): the stream is closed after the
+ * head. Rejects with AnswerTooLargeError, or with the stream's own error (time-out, network, abort).
  */
 export function readCappedAnswer(stream: Readable, maxBytes: number, wantsBody: (head: AnswerHead) => boolean = () => true): Promise<CappedAnswer> {
   return new Promise<CappedAnswer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let head: AnswerHead | undefined;
-    let settled = false;
-
-    const settle = (outcome: () => void): void => {
-      if (settled) return;
-      settled = true;
-      outcome();
+    let responded = false;
+    // Until the head comes, the stream's end is the answer's; after it, readCappedBody's.
+    const beforeHead = (error: Error): void => {
+      if (responded) return;
+      responded = true;
+      stream.destroy();
+      reject(error);
     };
-    const refuse = (error: Error): void =>
-      settle(() => {
-        stream.destroy();
-        reject(error);
-      });
-
+    stream.on("error", beforeHead);
+    stream.on("end", () => beforeHead(new Error("the answer ended before its head")));
+    stream.on("close", () => beforeHead(new Error("the answer was closed before it ended")));
     stream.on("response", (response: AnswerHead) => {
-      head = { statusCode: response.statusCode, headers: response.headers };
+      if (responded) return;
+      responded = true;
+      const head = { statusCode: response.statusCode, headers: response.headers };
       if (!wantsBody(head)) {
-        const done = head;
-        settle(() => {
-          stream.destroy();
-          resolve({ ...done, body: Buffer.alloc(0) });
-        });
+        stream.destroy();
+        resolve({ ...head, body: Buffer.alloc(0) });
         return;
       }
-      const declared = Number(response.headers["content-length"]);
-      if (Number.isFinite(declared) && declared > maxBytes) refuse(new AnswerTooLargeError(maxBytes, declared));
+      readCappedBody(stream, maxBytes, response.headers["content-length"]).then((body) => resolve({ ...head, body }), reject);
     });
-    stream.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      received += chunk.length;
-      if (received > maxBytes) refuse(new AnswerTooLargeError(maxBytes));
-      else chunks.push(chunk);
-    });
-    stream.on("end", () => {
-      const done = head;
-      if (!done) return refuse(new Error("the answer ended before its head"));
-      settle(() => resolve({ ...done, body: Buffer.concat(chunks, received) }));
-    });
-    stream.on("error", (error: Error) => settle(() => reject(error)));
-    // Destroyed without an error (by its owner, say): no "end" and no "error" will come.
-    stream.on("close", () => settle(() => reject(new Error("the answer was closed before it ended"))));
   });
 }

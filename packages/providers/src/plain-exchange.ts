@@ -1,6 +1,6 @@
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { AnswerTooLargeError } from "@gen/capped-body";
+import { AnswerTooLargeError, readCappedBody } from "@gen/capped-body";
 
 /** A request the SDKs make nearly always: a URL, a method, headers and a text or byte body. */
 export interface PlainRequest {
@@ -18,6 +18,9 @@ export interface ExchangeLimits {
 
 const NULL_BODY_STATUSES = new Set([204, 304]);
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** A network failure as the platform's fetch reports it. */
+const fetchFailed = (cause: unknown) => Object.assign(new TypeError("fetch failed"), { cause });
 
 /**
  * The request an SDK handed its `fetch`, when it is plain: a string or URL target over http(s),
@@ -77,45 +80,34 @@ export function createPlainExchange(): (request: PlainRequest, limits: ExchangeL
       const onAbort = () => fail(signal!.reason);
       const timer = setTimeout(() => fail(new DOMException("The operation was aborted due to timeout", "TimeoutError")), limits.timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
-      req.on("error", (error) => fail(Object.assign(new TypeError("fetch failed"), { cause: error })));
+      req.on("error", (error) => fail(fetchFailed(error)));
       req.on("response", (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
         if (REDIRECT_STATUSES.has(status) && res.headers.location) {
           res.resume();
           return settle(() => resolve(undefined));
         }
-        const declared = Number(res.headers["content-length"]);
-        if (Number.isFinite(declared) && declared > limits.maxBytes) return fail(new AnswerTooLargeError(limits.maxBytes, declared));
-        const chunks: Buffer[] = [];
-        let received = 0;
-        res.on("data", (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > limits.maxBytes) fail(new AnswerTooLargeError(limits.maxBytes));
-          else chunks.push(chunk);
-        });
-        res.on("error", (error) => fail(Object.assign(new TypeError("fetch failed"), { cause: error })));
-        res.on("end", () =>
-          settle(() => {
-            const headers = new Headers();
-            for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-              try {
-                headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-              } catch {
-                // A header fetch would refuse too (a value it cannot carry): left out.
+        readCappedBody(res, limits.maxBytes, res.headers["content-length"]).then(
+          (read) =>
+            settle(() => {
+              const headers = new Headers();
+              for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+                try {
+                  headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+                } catch {
+                  // A header fetch would refuse too (a value it cannot carry): left out.
+                }
               }
-            }
-            const body = NULL_BODY_STATUSES.has(status) ? null : Buffer.concat(chunks, received);
-            try {
-              resolve(new Response(body, { status, statusText: res.statusMessage ?? "", headers }));
-            } catch (error) {
-              // A status a Response cannot have (above 599): no usable answer, as with fetch.
-              reject(Object.assign(new TypeError("fetch failed"), { cause: error }));
-            }
-          }),
+              const body = NULL_BODY_STATUSES.has(status) ? null : read;
+              try {
+                resolve(new Response(body, { status, statusText: res.statusMessage ?? "", headers }));
+              } catch (error) {
+                // A status a Response cannot have (above 599): no usable answer, as with fetch.
+                reject(fetchFailed(error));
+              }
+            }),
+          (error: unknown) => fail(error instanceof AnswerTooLargeError ? error : fetchFailed(error)),
         );
-        res.on("close", () => {
-          if (!res.complete) fail(Object.assign(new TypeError("fetch failed"), { cause: new Error("the answer was closed before it ended") }));
-        });
       });
       req.end(request.body);
     });
