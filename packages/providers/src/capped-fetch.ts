@@ -1,4 +1,6 @@
-import { AnswerTooLargeError } from "@gen/capped-body";
+import { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { readCappedBody } from "@gen/capped-body";
 import { createPlainExchange, plainRequest } from "./plain-exchange.ts";
 
 export interface CappedFetchOptions {
@@ -10,9 +12,9 @@ export interface CappedFetchOptions {
 
 /**
  * A `fetch` for the providers' SDKs, which all take one: each answer is read into memory up to
- * `maxBytes` (a Content-Length above it is refused before any byte is read) and the exchange is
- * aborted after `timeoutMs`, so a huge, endless or stalled answer costs at most the cap and the
- * time limit whatever the SDK would have done with it. The caller's own signal still aborts it.
+ * `maxBytes` (readCappedBody) and the exchange is aborted after `timeoutMs`, so a huge, endless or
+ * stalled answer costs at most the cap and the time limit whatever the SDK would have done with
+ * it. The caller's own signal still aborts it.
  */
 export function createCappedFetch(options: CappedFetchOptions, base: typeof fetch = globalThis.fetch): typeof fetch {
   const exchange = createPlainExchange();
@@ -25,38 +27,13 @@ export function createCappedFetch(options: CappedFetchOptions, base: typeof fetc
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const response = await base(input, { ...init, signal });
-    const declared = Number(response.headers.get("content-length"));
-    if (Number.isFinite(declared) && declared > options.maxBytes) {
-      await response.body?.cancel().catch(() => {});
-      throw new AnswerTooLargeError(options.maxBytes, declared);
-    }
-    const body = await readCapped(response, options.maxBytes);
+    // The same capped read as every other answer: a Content-Length above the cap is refused before
+    // any byte is read, and the body is cancelled as soon as what arrived passes it.
+    const body = response.body
+      ? await readCappedBody(Readable.fromWeb(response.body as WebReadableStream), options.maxBytes, response.headers.get("content-length") ?? undefined)
+      : Buffer.alloc(0);
     // 204 and 304 answers may not carry a body, not even an empty one.
     const nullBody = response.status === 204 || response.status === 304;
     return new Response(nullBody ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
-}
-
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let received = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    received += value.byteLength;
-    if (received > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new AnswerTooLargeError(maxBytes);
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(received);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }
