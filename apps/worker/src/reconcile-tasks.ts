@@ -16,10 +16,12 @@ export async function reconcileTasks(db: Database, queue: Queue<GenerationJobDat
   let after = "";
   for (;;) {
     const ids = await findStaleOpenTaskIds(db, { before: cutoff, after, limit: BATCH });
-    for (const id of ids) {
-      // The state alone (one script, no read of the job's hash): a long upstream job's task is
-      // untouched while its job is parked, so every run looks at every such task again.
-      const state = await queue.getJobState(generationJobId(id));
+    // The state alone (one script, no read of the job's hash): a long upstream job's task is
+    // untouched while its job is parked, so every run looks at every such task again. The page's
+    // scripts go out together: one wait for Redis per page, not one per task.
+    const states = await Promise.all(ids.map((id) => queue.getJobState(generationJobId(id))));
+    for (const [i, id] of ids.entries()) {
+      const state = states[i];
       if (state !== "completed" && state !== "failed" && state !== "unknown") continue;
       if (state !== "unknown") await queue.remove(generationJobId(id)).catch(() => {});
       await queue.add("generate", { taskId: id }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(id) });
