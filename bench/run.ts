@@ -13,6 +13,7 @@ import { endToEnd } from "./end-to-end.ts";
 import { endToEndProvider } from "./end-to-end-provider.ts";
 import { generationConcurrency } from "./generation-concurrency.ts";
 import { httpThroughput } from "./http-throughput.ts";
+import { idleCost } from "./idle-cost.ts";
 import { pollScheduleCost } from "./poll-schedule-cost.ts";
 import { retryBurst } from "./retry-burst.ts";
 import { scheduledRetriesMemory } from "./scheduled-retries-memory.ts";
@@ -31,6 +32,7 @@ const figures: Figure[] = [];
 try {
   for (const [key, name, run] of [
     ["http", "HTTP throughput", httpThroughput],
+    ["idle", "idle processes", () => idleCost({ quick })],
     ["delivery", "webhook delivery", deliveryThroughput],
     ["e2e", "end to end", endToEnd],
     ["e2e-provider", "end to end through a provider simulator", endToEndProvider],
