@@ -19,6 +19,7 @@ import { median, percentile } from "./support/load.ts";
 import { profileWorkerIfAsked } from "./support/profiled-worker.ts";
 import { CpuTally, postgresBackendsOf, sampleCpu } from "./support/proc-cpu.ts";
 import { countRows } from "../test/support/db-rows.ts";
+import { SHIPPED_TIMINGS } from "./support/shipped-timings.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 const MODEL = "bench-openai-image";
@@ -63,11 +64,7 @@ export async function endToEndProvider(ctx: BenchContext): Promise<Figure[]> {
         OPENAI_API_KEY: OPENAI_SIM_API_KEY,
         GATEWAY_PROCESSES: "1",
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error",
-        WEBHOOK_TIMEOUT_MS: "10000",
-        WEBHOOK_RETRY_DELAY_MS: "40000",
-        WEBHOOK_FINAL_ATTEMPT_MS: "300000",
-        RECONCILE_INTERVAL_MS: "15000",
-        JOB_LOCK_MS: "30000",
+        ...SHIPPED_TIMINGS,
       },
     });
     const app = stack;

@@ -6,18 +6,10 @@
 import { fileURLToPath } from "node:url";
 import { startFaultStack } from "../test/faults/support/fault-stack.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
-import { measureBarePostCpu } from "./support/bare-post-unit.ts";
-import { cpuColumns, table, withUnits, type Figure } from "./support/figure.ts";
+import { cpuColumns, type Figure } from "./support/figure.ts";
 import { sampleCpu } from "./support/proc-cpu.ts";
-
-// The shipped defaults of what wakes an idle process (the fault stack's are shorter).
-const SHIPPED_TIMINGS = {
-  JOB_LOCK_MS: "30000",
-  RECONCILE_INTERVAL_MS: "15000",
-  WEBHOOK_TIMEOUT_MS: "10000",
-  WEBHOOK_RETRY_DELAY_MS: "40000",
-  WEBHOOK_FINAL_ATTEMPT_MS: "300000",
-};
+import { runAlone } from "./support/run-alone.ts";
+import { SHIPPED_TIMINGS } from "./support/shipped-timings.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -52,10 +44,4 @@ export async function idleCost(options: { quick: boolean }): Promise<Figure[]> {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const bare = await measureBarePostCpu();
-  const figures = withUnits(await idleCost({ quick: process.env.BENCH_QUICK === "1" }), bare);
-  process.stdout.write(`${table(figures)}\n\nunit: bare Express POST ${bare.toFixed(3)} ms of its process's CPU\n`);
-  for (const f of figures) if (f.note) process.stdout.write(`- ${f.name}: ${f.note}\n`);
-  process.exit(0);
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runAlone(idleCost);

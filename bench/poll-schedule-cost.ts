@@ -21,12 +21,13 @@ import { startApp } from "../test/faults/support/app-process.ts";
 import { createScratchDatabase } from "../test/support/scratch-database.ts";
 import { closedPort } from "../packages/webhook-sender/test/helpers/receiver.ts";
 import { startFaultStack, type FaultStack } from "../test/faults/support/fault-stack.ts";
-import { measureBarePostCpu } from "./support/bare-post-unit.ts";
 import { startChild } from "./support/child.ts";
-import { cpuColumns, table, withUnits, type Figure } from "./support/figure.ts";
+import { cpuColumns, type Figure } from "./support/figure.ts";
 import { median, percentile } from "./support/load.ts";
 import { countRows, findRows, insertRows, insertUser } from "../test/support/db-rows.ts";
 import { profileWorkerIfAsked } from "./support/profiled-worker.ts";
+import { runAlone } from "./support/run-alone.ts";
+import { SHIPPED_TIMINGS } from "./support/shipped-timings.ts";
 
 const UPSTREAM_MS = 60_000;
 const TICKS_PER_SECOND = 100;
@@ -207,11 +208,7 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
         ...(callbacks ? { UPSTREAM_CALLBACK_URL: base, UPSTREAM_CALLBACK_SECRET: randomBytes(32).toString("hex") } : {}),
         UPSTREAM_ALLOWED_CIDRS: "127.0.0.1/32",
         LOG_LEVEL: "error",
-        JOB_LOCK_MS: "30000",
-        RECONCILE_INTERVAL_MS: "15000",
-        WEBHOOK_TIMEOUT_MS: "10000",
-        WEBHOOK_RETRY_DELAY_MS: "40000",
-        WEBHOOK_FINAL_ATTEMPT_MS: "300000",
+        ...SHIPPED_TIMINGS,
       },
     });
     stopProfiled = await profileWorkerIfAsked(stack);
@@ -347,10 +344,4 @@ export async function pollScheduleCost(options: { quick: boolean }): Promise<Fig
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const bare = await measureBarePostCpu();
-  const figures = withUnits(await pollScheduleCost({ quick: process.env.BENCH_QUICK === "1" }), bare);
-  process.stdout.write(`${table(figures)}\n\nunit: bare Express POST ${bare.toFixed(3)} ms of its process's CPU\n`);
-  for (const f of figures) if (f.note) process.stdout.write(`- ${f.name}: ${f.note}\n`);
-  process.exit(0);
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runAlone(pollScheduleCost);

@@ -5,6 +5,7 @@ import { startFaultStack, type FaultStack } from "../../test/faults/support/faul
 import { createScratchDatabase, type ScratchDatabase } from "../../test/support/scratch-database.ts";
 import { pidsNamed, postgresBackendsOf, type ProcessGroup } from "./proc-cpu.ts";
 import { startReceiverProcess, type BenchReceiver } from "./receiver-process.ts";
+import { SHIPPED_TIMINGS } from "./shipped-timings.ts";
 
 export interface BenchContext {
   quick: boolean;
@@ -45,11 +46,7 @@ export async function createBenchContext(quick: boolean): Promise<BenchContext> 
       ...receiver.childEnv,
       GATEWAY_PROCESSES: process.env.BENCH_PROCESSES ?? "1",
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error",
-      WEBHOOK_TIMEOUT_MS: "10000",
-      WEBHOOK_RETRY_DELAY_MS: "40000",
-      WEBHOOK_FINAL_ATTEMPT_MS: "300000",
-      RECONCILE_INTERVAL_MS: "15000",
-      JOB_LOCK_MS: "30000",
+      ...SHIPPED_TIMINGS,
     },
   });
   const db = createDatabase(database.url, { max: 20 });

@@ -5,6 +5,7 @@ import { startFaultStack, type FaultStack } from "../../test/faults/support/faul
 import { startHookReceiver, type HookReceiver } from "../../test/faults/support/hook-receiver.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../../test/support/scratch-database.ts";
 import { pidsNamed, type ProcessGroup } from "./proc-cpu.ts";
+import { SHIPPED_TIMINGS } from "./shipped-timings.ts";
 
 export interface ScaleContext {
   quick: boolean;
@@ -34,11 +35,7 @@ export async function createScaleContext(quick: boolean, receiverMs: number): Pr
     env: {
       ...receiver.childEnv,
       LOG_LEVEL: "error",
-      WEBHOOK_TIMEOUT_MS: "10000",
-      WEBHOOK_RETRY_DELAY_MS: "40000",
-      WEBHOOK_FINAL_ATTEMPT_MS: "300000",
-      RECONCILE_INTERVAL_MS: "15000",
-      JOB_LOCK_MS: "30000",
+      ...SHIPPED_TIMINGS,
       DELIVERY_CONCURRENCY: "64",
       // One receiver host stands for many: its per-host cap must not be what the figure measures.
       WEBHOOK_HOST_CONCURRENCY: "10000",

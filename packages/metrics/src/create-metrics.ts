@@ -35,9 +35,9 @@ export interface Metrics {
 
 const DEFAULT_QUEUE_TIMEOUT_MS = 1000;
 // prom-client samples the event loop's delay (nodejs_eventloop_lag_*) on a timer, every 10 ms by
-// default: 100 wake-ups a second cost an idle worker about two thirds of its CPU (6 of 9 ms per
-// second here). Every 100 ms still gives 150 samples per 15-s scrape, and any block of the loop
-// longer than that shows in full.
+// default: 100 wake-ups a second were most of an idle process's CPU (4 of 6.7 ms per second of a
+// worker, 3.3 of 4.3 of a gateway: bench/README.md "Idle processes"). Every 100 ms still gives 150
+// samples per 15-s scrape, and no block of the loop longer than that goes unseen.
 const EVENT_LOOP_SAMPLE_MS = 100;
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 // Generation runs from a fraction of a second (text models) to GENERATION_TIMEOUT_MS (600 s).

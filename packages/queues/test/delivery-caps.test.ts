@@ -111,3 +111,24 @@ test("the time a place is held is learnt from the releases: a fast receiver's re
   expect(turns.at(-1)! - Date.now()).toBeLessThan(3_000);
   expect([...turns].sort((x, y) => x - y)).toEqual(turns);
 });
+
+test("a turn past an attempt's last start is not handed out: that attempt is told its last start, and the next turn does not wait behind it", async () => {
+  const caps = capsWith(2);
+  const h = host();
+  const c = customer();
+  expect(await take(caps, h, c, "a")).toBe("taken");
+  expect(await take(caps, h, c, "b")).toBe("taken");
+  // Places held 1 s and more, 2 of them: turns at least 500 ms apart.
+  await sleep(1_000);
+  const before = Date.now();
+  const lastStart = before + 10;
+  const late = await caps.take(h, c, "late", lastStart);
+  if (late.taken) throw new Error("the host is at its cap");
+  expect(late.turnAt).toBe(lastStart);
+  const next = await caps.take(h, c, "next");
+  if (next.taken) throw new Error("the host is at its cap");
+  // The first turn handed out (500-odd ms away), not the one after a turn given to `late` (1 s
+  // and more): the bound between them leaves a slow round trip 100 ms.
+  expect(next.turnAt - before).toBeGreaterThanOrEqual(500);
+  expect(next.turnAt - before).toBeLessThan(800);
+});
