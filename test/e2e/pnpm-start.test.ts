@@ -68,12 +68,15 @@ test("pnpm start + pnpm admin: every model of the shipped catalog completes (the
     expect(submitted.status).toBe(202);
     const location = submitted.headers.get("location")!;
     let task: any;
-    for (let i = 0; i < 200; i++) {
+    // A bound for a loaded machine, not a speed check: pnpm start brings the worker up after the
+    // gateway answers, and the first tasks pay the worker's cold start (about 0.15 s each when idle).
+    const deadline = Date.now() + 30_000;
+    for (;;) {
       task = await (await fetch(`${base}${location}`, { headers: { Authorization: auth } })).json();
-      if (task.status === "completed" || task.status === "failed") break;
+      if (task.status === "completed" || task.status === "failed" || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect({ endpoint, status: task.status }).toEqual({ endpoint, status: "completed" });
+    expect({ model: body.model, status: task.status }).toEqual({ model: body.model, status: "completed" });
     if (field) {
       for (const url of task.output[field]) {
         expect(url.startsWith(`${base}/cdn/`)).toBe(true);
@@ -81,7 +84,7 @@ test("pnpm start + pnpm admin: every model of the shipped catalog completes (the
       }
     }
   }
-}, 60_000);
+}, 120_000);
 
 test("the gateway's metrics are on GATEWAY_METRICS_PORT, not on the public API port", async () => {
   const scraped = await fetch(`${metricsBase}/metrics`);

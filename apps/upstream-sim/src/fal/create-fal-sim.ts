@@ -4,6 +4,7 @@ import { FAL_REQUEST_ID_HEADER, type CompletedResult } from "@gen/providers";
 import { simulateGeneration } from "@gen/simulator";
 import express, { type Request, type Response } from "express";
 import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "../padded-answer.ts";
+import { runAt } from "../run-at.ts";
 import { parseUpDirectives } from "../up-directives.ts";
 import { type FalSimJob, isFinished, queueStatusOf } from "./fal-sim-job.ts";
 import { falAppId, falEndpoint, simulatorParams } from "./fal-sim-params.ts";
@@ -140,7 +141,7 @@ export function createFalSim(options: FalSimOptions = {}): express.Router {
     remember(jobs, job.id, job, maxJobs);
     const base = baseOf(req);
     if (webhook && !directives.hang && !directives.callbackLost) {
-      setTimeout(() => void sendFalWebhook(webhook, job.id, answerOf(job, base)), job.durationMs + (directives.callbackDelayMs ?? 0)).unref();
+      runAt(job.createdAt + job.durationMs + (directives.callbackDelayMs ?? 0), now, () => void sendFalWebhook(webhook, job.id, answerOf(job, base)));
     }
     const queued = { request_id: job.id, gateway_request_id: job.id, status: "IN_QUEUE", queue_position: 0, ...urls(job, base) };
     res.set(FAL_REQUEST_ID_HEADER, job.id);

@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { inferEndpoint } from "../infer-endpoint.ts";
 import { HUGE_ANSWER_BYTES, sendPaddedAnswer } from "../padded-answer.ts";
 import { createProviderSimJobs, postWebhook, ratioToSize, type ProviderSimJob } from "../provider-sim-jobs.ts";
+import { runAt } from "../run-at.ts";
 import { parseUpDirectives } from "../up-directives.ts";
 
 export interface ReplicateSimOptions {
@@ -158,10 +159,9 @@ export function createReplicateSim(options: ReplicateSimOptions = {}): express.R
 
   function scheduleCompleted(prediction: Prediction, root: string): void {
     if (!prediction.webhook || prediction.directives.hang || prediction.directives.callbackLost) return;
-    const wait = Math.max(0, jobs.doneAt(prediction) - now()) + (prediction.directives.callbackDelayMs ?? 0);
-    setTimeout(() => {
+    runAt(jobs.doneAt(prediction) + (prediction.directives.callbackDelayMs ?? 0), now, () => {
       if (!prediction.canceled) sendCompleted(prediction, root);
-    }, wait).unref();
+    });
   }
 
   function create(req: Request, res: Response, model: string, version: string): void {
