@@ -4,8 +4,7 @@ import { insertRows } from "../../test/support/db-rows.ts";
 
 const CHUNK = 5_000;
 
-/** Tasks of one user with a webhook, still running (a `pending` delivery), inserted in bulk. */
-/** `count` running tasks with a webhook; given several URLs, task i goes to `urls[i % urls.length]`. */
+/** `count` tasks of one user, still running with a `pending` webhook delivery, inserted in bulk; given several URLs, task i goes to `urls[i % urls.length]`. */
 export async function createRunningTasks(db: Database, userId: string, urls: string | string[], count: number): Promise<string[]> {
   const list = typeof urls === "string" ? [urls] : urls;
   const ids = Array.from({ length: count }, () => newTaskId());
