@@ -1,2 +1,3 @@
 export { clientLimitKey } from "./client-limit-key.ts";
-export { RateLimiter, RedisUnavailable, type RateDecision, type RateLimiterOptions } from "./rate-limiter.ts";
+export type { RateDecision } from "./rate-decision.ts";
+export { RateLimiter, RedisUnavailable, type RateLimiterOptions } from "./rate-limiter.ts";

@@ -1,5 +1,5 @@
 import type { RateConfig } from "@gen/config";
-import type { RateDecision } from "./rate-limiter.ts";
+import type { RateDecision } from "./rate-decision.ts";
 
 const SWEEP_EVERY = 1000;
 

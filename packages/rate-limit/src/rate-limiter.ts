@@ -1,18 +1,9 @@
 import type { RedisClient as Redis } from "@gen/queues";
 import type { RateConfig } from "@gen/config";
 import { LocalRateLimiter } from "./local-rate-limiter.ts";
+import type { RateDecision } from "./rate-decision.ts";
 import { gatherBatches } from "@gen/db";
 import { withDeadline } from "@gen/queues";
-
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until the bucket is full again (RateLimit-Reset). */
-  resetSeconds: number;
-  /** Whole seconds to wait before a retry, at least 1; 0 when allowed. */
-  retryAfterSeconds: number;
-}
 
 // GCRA (a token bucket without a refill job): one key per user and class holding the "theoretical
 // arrival time". One EVALSHA per request, clocked by Redis TIME so every gateway instance agrees.
