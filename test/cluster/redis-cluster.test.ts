@@ -3,6 +3,11 @@
 // then serves our slot), each followed by the cluster. Nothing may be lost or charged twice.
 import { randomBytes } from "node:crypto";
 import type { RedisConfig } from "@gen/config";
+import { createDatabase } from "@gen/db";
+import { newTaskId, newUserId } from "@gen/ids";
+import { GENERATION_JOB_OPTIONS, QUEUE_NAMES, createQueue, createRedis, generationJobId, type GenerationJobData } from "@gen/queues";
+import { reconcileTasks } from "../../apps/worker/src/reconcile-tasks.ts";
+import { insertRows, insertUser } from "../support/db-rows.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../support/scratch-database.ts";
 import { failWithAppOutput, startFaultStack, type FaultStack } from "../faults/support/fault-stack.ts";
 import { describeWithReceiver, startHookReceiver, type HookReceiver } from "../faults/support/hook-receiver.ts";
@@ -49,6 +54,45 @@ describeWithReceiver("on a Redis Cluster", () => {
   test("whole chain: submit, generation, webhook with a retry, poll, rate limit, console sign-in", async () => {
     chainIds = await runWholeChain(stack!, receiver!, redis()).catch(fail);
   }, 120_000);
+
+  test("the task reconciler lists the live jobs of a queue on the cluster, and re-enqueues only a task without one", async () => {
+    // A database and a queue (under a hash tag) of their own, which the stack's apps never see.
+    const own = await createScratchDatabase();
+    const db = createDatabase(own.url);
+    const connection = createRedis(redis(), "blocking");
+    const queue = createQueue<GenerationJobData>(QUEUE_NAMES.generation, connection, `{${tag}r}`);
+    try {
+      const userId = newUserId();
+      await insertUser(db, userId, 10);
+      const [parked, stranded] = [newTaskId(), newTaskId()];
+      await insertRows(
+        db,
+        "tasks",
+        [parked, stranded].map((id) => ({
+          id,
+          userId,
+          endpoint: "images",
+          model: "sim-image-1",
+          status: "queued",
+          input: {},
+          requestId: "req_x",
+          billingMethod: "flat",
+          reservedCredits: 1,
+        })),
+      );
+      await queue.add("generate", { taskId: parked }, { ...GENERATION_JOB_OPTIONS, jobId: generationJobId(parked), delay: 600_000 });
+      // A negative grace: the tasks just inserted count as stale.
+      expect(await reconcileTasks(db, queue, -60_000)).toBe(1);
+      expect(await queue.getJobState(generationJobId(parked))).toBe("delayed");
+      expect(await queue.getJobState(generationJobId(stranded))).toBe("waiting");
+    } finally {
+      await queue.obliterate({ force: true }).catch(() => {});
+      await queue.close();
+      connection.disconnect();
+      await db.$disconnect();
+      await own.drop();
+    }
+  }, 60_000);
 
   test("failovers under load: nothing lost, nothing charged twice, ledger balanced", async () => {
     const outcome = await failoverUnderLoad(

@@ -4,7 +4,7 @@ import { reserveTask, reserveTasks } from "@gen/ledger";
 import { QUEUE_NAMES, createQueue, createRedis } from "@gen/queues";
 import { createSubmitter, type SubmitInput } from "../src/services/submit-task.ts";
 import type { GatewayDeps } from "../src/services/gateway-deps.ts";
-import { countCalls } from "./support/count-calls.ts";
+import { countCalls } from "../../../test/support/count-calls.ts";
 import { createTestGateway, createUser, expectLedgerInvariant, snapshot, visibleTaskCount, type TestGateway, type TestUser } from "./support/test-gateway.ts";
 import { findTask } from "@gen/db";
 

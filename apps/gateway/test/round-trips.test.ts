@@ -2,7 +2,7 @@ import { once } from "node:events";
 import request from "supertest";
 import { createDatabase } from "@gen/db";
 import { createRedis } from "@gen/queues";
-import { countCalls } from "./support/count-calls.ts";
+import { countCalls } from "../../../test/support/count-calls.ts";
 import { createSubmitter } from "../src/services/submit-task.ts";
 import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
 

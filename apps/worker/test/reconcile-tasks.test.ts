@@ -7,6 +7,7 @@ import { createScratchDatabase } from "../../../test/support/scratch-database.ts
 import { reconcileTasks } from "../src/reconcile-tasks.ts";
 import { deleteKeysUnder } from "../../../test/support/redis-keys.ts";
 import { testPrefix } from "../../../test/support/run-scope.ts";
+import { countCalls } from "../../../test/support/count-calls.ts";
 import { insertRow, updateRows } from "../../../test/support/db-rows.ts";
 
 // Reconcilers scan whole tables: this file gets a database of its own.
@@ -77,4 +78,27 @@ test("a job that already failed while its task is not terminal is replaced", asy
   expect(await (await queue.getJob(id))!.getState()).toBe("waiting");
   await worker.close();
   connection.disconnect();
+});
+
+test("reads the state of a job only when the queue's live jobs do not list it, across pages of the list", async () => {
+  await queue.obliterate({ force: true });
+  await updateRows(db, "tasks", { userId }, { status: "completed" });
+  const waiting = await task("queued");
+  const parked = await task("in_progress");
+  const stranded = await task("in_progress");
+  await queue.add("generate", { taskId: waiting }, { ...GENERATION_JOB_OPTIONS, jobId: waiting });
+  // Listed newest due time first: 5,000 jobs due later put the parked task's job on the second page.
+  await queue.addBulk(
+    Array.from({ length: 5_000 }, (_, i) => ({ name: "generate", data: { taskId: `other_${i}` }, opts: { jobId: `other_${i}`, delay: 120_000 + i } })),
+  );
+  await queue.add("generate", { taskId: parked }, { ...GENERATION_JOB_OPTIONS, jobId: parked, delay: 60_000 });
+  const stateReads = countCalls(queue, "getJobState");
+  try {
+    expect(await reconcileTasks(db, queue, 30_000)).toBe(1);
+    expect(stateReads.calls).toEqual([[stranded]]);
+  } finally {
+    stateReads.restore();
+  }
+  expect(await queue.getJobState(parked)).toBe("delayed");
+  expect(await queue.getJobState(stranded)).toBe("waiting");
 });
