@@ -65,6 +65,20 @@ interface Run {
   wallS: number;
   /** First to last upstream finish (callbacks only). */
   upstreamSpreadS?: number;
+  /** Where the worker's CPU went (callbacks only). */
+  phases?: Phases;
+}
+
+/**
+ * A callbacks run's worker CPU by phase: the submit steps (per generation), the minute the jobs
+ * wait upstream (per second: what parked jobs, timers and periodic jobs cost), and the steps the
+ * callbacks wake (per generation). The figure is their sum over the generations.
+ */
+interface Phases {
+  submitMs: number;
+  waitMsPerS: number;
+  waitS: number;
+  completeMs: number;
 }
 
 /** `count` tasks of `model` on one fresh worker process; the worker's CPU per generation. */
@@ -213,8 +227,8 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
     });
     stopProfiled = await profileWorkerIfAsked(stack);
     const user = await stack.user(1_000_000_000);
-    /** `n` detect tasks of `upstreamMs` submitted through the gateway, 50 at a time; resolves with their ids once all have finished. */
-    const generate = async (n: number, upstreamMs: number): Promise<string[]> => {
+    /** `n` detect tasks of `upstreamMs` submitted through the gateway, 50 at a time; resolves with their ids once answered. */
+    const submit = async (n: number, upstreamMs: number): Promise<string[]> => {
       const ids: string[] = [];
       for (let i = 0; i < n; i += 50) {
         const answers = await Promise.all(
@@ -230,15 +244,33 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
           ids.push(answer.body.id as string);
         }
       }
-      await allFinished(() => countRows(stack!.db, "tasks", { id: ids, status: ["completed", "failed"] }), n, Date.now() + upstreamMs * 3 + 60_000);
       return ids;
     };
-    await generate(WARM_UP_TASKS, WARM_UP_UPSTREAM_MS);
+    const finished = (ids: string[], upstreamMs: number) =>
+      allFinished(() => countRows(stack!.db, "tasks", { id: ids, status: ["completed", "failed"] }), ids.length, Date.now() + upstreamMs * 3 + 60_000);
+    await finished(await submit(WARM_UP_TASKS, WARM_UP_UPSTREAM_MS), WARM_UP_UPSTREAM_MS);
     const pid = stack.workers.at(-1)!.child.pid!;
     const cpuBefore = cpuMs(pid);
     const startedAt = Date.now();
-    const ids = await generate(count, UPSTREAM_MS);
-    const cpu = cpuMs(pid) - cpuBefore;
+    const ids = await submit(count, UPSTREAM_MS);
+    // Every submit step has run once each task's upstream job is recorded.
+    const recorded = async () => (await findRows(stack!.db, "tasks", { id: ids })).filter((row) => row.upstreamId !== null).length;
+    await allFinished(recorded, count, Date.now() + 60_000);
+    const cpuSubmitted = cpuMs(pid);
+    const submittedAt = Date.now();
+    // No upstream job ends before a minute after the first submission: until just before then, the worker only waits.
+    await sleep(startedAt + UPSTREAM_MS - 500 - Date.now());
+    const cpuWaited = cpuMs(pid);
+    const waitS = (Date.now() - submittedAt) / 1000;
+    await finished(ids, UPSTREAM_MS);
+    const cpuEnd = cpuMs(pid);
+    const cpu = cpuEnd - cpuBefore;
+    const phases: Phases = {
+      submitMs: (cpuSubmitted - cpuBefore) / count,
+      waitMsPerS: (cpuWaited - cpuSubmitted) / waitS,
+      waitS,
+      completeMs: (cpuEnd - cpuWaited) / count,
+    };
     const rows = await findRows(stack.db, "tasks", { id: ids });
     const simBase = `http://127.0.0.1:${simPort}/replicate/v1`;
     const lags: number[] = [];
@@ -251,6 +283,7 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
       cpuPerGeneration: cpu / count,
       lags,
       upstreamSpreadS: (Math.max(...finishedUpstream) - Math.min(...finishedUpstream)) / 1000,
+      phases,
       failed: rows.filter((r) => r.status !== "completed").length,
       wallS: (Date.now() - startedAt) / 1000,
     };
@@ -261,6 +294,12 @@ async function runCallbackGenerations(count: number, callbacks = true): Promise<
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The callbacks figure taken apart: each generation's two steps and its share of the minute's waiting. */
+function phaseText(phases: Phases, count: number): string {
+  const waitShare = (phases.waitMsPerS * phases.waitS) / count;
+  return `by phase: the submit step ${phases.submitMs.toFixed(2)} ms, waiting ${phases.waitMsPerS.toFixed(1)} ms/s over ${phases.waitS.toFixed(0)} s (${waitShare.toFixed(2)} ms per generation with ${count} in flight), the step the callback wakes ${phases.completeMs.toFixed(2)} ms`;
 }
 
 /**
@@ -326,7 +365,7 @@ export async function pollScheduleCost(options: { quick: boolean }): Promise<Fig
           target: "<= 2 ms",
           pass: callbacks.cpuPerGeneration <= 2 && callbacks.failed === 0,
           cpu: cpuColumns({ worker: callbacks.cpuPerGeneration }),
-          note: `${describe(callbacks, "detect tasks on the Replicate simulator")}; UPSTREAM_CALLBACK_URL set, the Replicate simulator's completed webhook reaches the gateway's callback route`,
+          note: `${describe(callbacks, "detect tasks on the Replicate simulator")}; UPSTREAM_CALLBACK_URL set, the Replicate simulator's completed webhook reaches the gateway's callback route; ${phaseText(callbacks.phases!, count)}`,
         },
         {
           name: "completion after the provider finished, callbacks, p99",
