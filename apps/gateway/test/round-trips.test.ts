@@ -1,8 +1,7 @@
-import { once } from "node:events";
 import request from "supertest";
 import { createDatabase } from "@gen/db";
-import { createRedis } from "@gen/queues";
 import { countCalls } from "../../../test/support/count-calls.ts";
+import { monitorRedis } from "../../../test/support/redis-monitor.ts";
 import { createSubmitter } from "../src/services/submit-task.ts";
 import { createTestGateway, createUser, type TestGateway } from "./support/test-gateway.ts";
 
@@ -22,28 +21,14 @@ test("one submission statement, one rate-limit call and one enqueue call (the ke
   // Warm up: BullMQ loads its scripts and reads the server version on first use.
   await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send(body);
 
-  const monitorClient = createRedis("redis://127.0.0.1:6379", "blocking");
-  // ioredis's own monitor() rejects, then throws, when other clients' commands arrive in the same
-  // read as MONITOR's answer (it is not in monitoring mode until a microtask later): on a busy
-  // shared Redis it did. Those lines come before the measured request, so they are let go here.
-  const monitor = monitorClient.duplicate({ monitor: true, lazyConnect: false });
-  monitor.on("error", () => {});
-  await once(monitor, "monitoring");
-  const commands: string[][] = [];
-  const prefix = gw.deps.config.queuePrefix;
-  // Commands run inside a script show up with source "lua"; only client round trips count.
-  monitor.on("monitor", (_time: string, args: string[], source: string) => {
-    if (source === "lua") return;
-    if (args.some((arg) => typeof arg === "string" && arg.startsWith(`${prefix}:`))) commands.push(args);
-  });
+  const monitor = await monitorRedis(6379, gw.deps.config.queuePrefix);
   await new Promise((resolve) => setTimeout(resolve, 100));
   statements.length = 0;
 
   const res = await request(gw.app).post("/api/v1/images/generations").set("Authorization", user.auth).send(body);
   expect(res.status).toBe(202);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  monitor.disconnect();
-  monitorClient.disconnect();
+  monitor.stop();
 
   // No API-key lookup (the warm-up left the key in this process's cache, which its revocation
   // listener keeps honest), then ONE statement that debits, inserts the task, its ledger row and
@@ -54,8 +39,8 @@ test("one submission statement, one rate-limit call and one enqueue call (the ke
 
   // One EVALSHA for the rate limit, one for BullMQ's addJob script.
   // (The enqueue is an addBulk of one job: MULTI and EXEC carry no key, so only its script shows.)
-  expect(commands.map((c) => c[0]!.toLowerCase())).toEqual(["evalsha", "evalsha"]);
-  process.stdout.write(`submit path: ${statements.length} SQL statements (${sql.join(" ")}), Redis: ${commands.length} calls\n`);
+  expect(monitor.commands.map((command) => command.toLowerCase())).toEqual(["evalsha", "evalsha"]);
+  process.stdout.write(`submit path: ${statements.length} SQL statements (${sql.join(" ")}), Redis: ${monitor.commands.length} calls\n`);
 });
 
 test("a poll: one task select and one rate-limit call; a finished task: the rate-limit call only", async () => {
