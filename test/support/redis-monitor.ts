@@ -23,10 +23,10 @@ export async function monitorRedis(port: number, prefix: string): Promise<RedisM
   const monitoring = new Promise<void>((resolve) => (answered = resolve));
   socket.setEncoding("utf8");
   socket.on("data", (chunk: string) => {
-    pending += chunk;
-    for (let end = pending.indexOf("\r\n"); end >= 0; end = pending.indexOf("\r\n")) {
-      const line = pending.slice(0, end);
-      pending = pending.slice(end + 2);
+    const lines = (pending + chunk).split("\r\n");
+    // The last piece is a line still arriving (empty when the chunk ended one).
+    pending = lines.pop()!;
+    for (const line of lines) {
       if (line === "+OK") answered();
       const seen = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] "([^"]*)"/.exec(line);
       if (seen && seen[1] !== "lua" && line.includes(`"${prefix}:`)) commands.push(seen[2]!);

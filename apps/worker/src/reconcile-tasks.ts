@@ -26,10 +26,11 @@ export async function reconcileTasks(db: Database, queue: Queue<GenerationJobDat
   let after = "";
   for (;;) {
     const ids = await findStaleOpenTaskIds(db, { before: cutoff, after, limit: BATCH });
+    if (ids.length === 0) return enqueued;
     // Listed only when there is something to check, and after the tasks were found stale: a job
     // listed then was live when the task already was stale, as the per-task read would have seen it.
-    if (ids.length > 0) live ??= await liveJobIds(queue);
-    const unlisted = ids.filter((id) => !live!.has(generationJobId(id)));
+    const listed = (live ??= await liveJobIds(queue));
+    const unlisted = ids.filter((id) => !listed.has(generationJobId(id)));
     // A job can move while the list is read in pages and be missed: its own state decides.
     const states = await Promise.all(unlisted.map((id) => queue.getJobState(generationJobId(id))));
     for (const [i, id] of unlisted.entries()) {
